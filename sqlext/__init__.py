@@ -1,0 +1,37 @@
+"""sqlext: ACID Delta Lake tables on PySpark.
+
+The protocol kernel (:mod:`sqlext.log`) is pure Python and never imports pyspark; the Spark-facing
+API below is loaded on first use so that ``import sqlext.log`` stays light.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from sqlext.errors import *  # noqa: F401,F403  (the error classes are part of the public API)
+from sqlext.errors import SqlextError  # noqa: F401
+
+__version__ = "0.1.0"
+
+# public name -> module that defines it; imported lazily (PEP 562)
+_LAZY = {
+    "session": "sqlext.engine.session",
+    "write": "sqlext.api",
+    "read": "sqlext.api",
+    "changes": "sqlext.api",
+    "sql": "sqlext.api",
+    "DeltaTable": "sqlext.delta_table",
+}
+
+
+def __getattr__(name: str):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'sqlext' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))

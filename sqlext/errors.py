@@ -1,0 +1,105 @@
+"""The errors sqlext raises.
+
+Every error derives from :class:`SqlextError`. Subclasses carry delta-spark's names where
+delta-spark has one, so code written against delta-spark's exceptions reads the same. A message
+says what happened, to which table and version, and what the user can do about it.
+"""
+
+from __future__ import annotations
+
+
+class SqlextError(Exception):
+    """Base class of every error sqlext raises."""
+
+
+# --- tables, versions, the log ---------------------------------------------------------------
+
+
+class TableNotFoundError(SqlextError):
+    """The path or name does not hold a Delta table (no ``_delta_log``)."""
+
+
+class TableAlreadyExistsError(SqlextError):
+    """A write in mode ``error`` / ``errorifexists`` found an existing table."""
+
+
+class CorruptLogError(SqlextError):
+    """The transaction log cannot be replayed (missing versions, unreadable commit, no metadata)."""
+
+
+class VersionNotFoundException(SqlextError):
+    """The requested version does not exist or can no longer be reconstructed."""
+
+
+class TimestampOutOfRangeError(SqlextError):
+    """The requested timestamp lies before the first commit or after the latest."""
+
+
+class UnsupportedTableFeatureError(SqlextError):
+    """The table needs a reader or writer feature sqlext does not implement."""
+
+
+class DeltaFileNotFoundError(SqlextError):
+    """A data or change file the log refers to is missing (removed by VACUUM, or lost)."""
+
+
+# --- writes and statements ---------------------------------------------------------------------
+
+
+class AnalysisException(SqlextError):
+    """A statement or call refers to something that does not exist or does not type-check."""
+
+
+class SchemaMismatchError(AnalysisException):
+    """The data written does not match the table's schema and no schema change was allowed."""
+
+
+class InvariantViolationError(SqlextError):
+    """Written rows break a constraint of the write, such as a ``replaceWhere`` predicate."""
+
+
+class UnsupportedOperationError(SqlextError):
+    """The statement or option is valid Delta but not supported here, or not allowed in this form."""
+
+
+class MultipleSourceRowMatchError(UnsupportedOperationError):
+    """MERGE found several source rows that match and would modify the same target row."""
+
+
+class ParseError(SqlextError):
+    """A SQL statement cannot be parsed; the message names line and column."""
+
+
+class ChangeDataFeedError(SqlextError):
+    """A change feed read cannot be answered as asked (range, feed disabled, files vacuumed)."""
+
+
+# --- concurrency (delta-spark's names) ---------------------------------------------------------
+
+
+class ConcurrentModificationException(SqlextError):
+    """Another writer committed first, and its commit conflicts with this transaction."""
+
+
+class ConcurrentAppendException(ConcurrentModificationException):
+    """Files were added by a concurrent commit in a region this transaction read."""
+
+
+class ConcurrentDeleteReadException(ConcurrentModificationException):
+    """A concurrent commit removed a file this transaction read."""
+
+
+class ConcurrentDeleteDeleteException(ConcurrentModificationException):
+    """A concurrent commit removed a file this transaction also removes."""
+
+
+class MetadataChangedException(ConcurrentModificationException):
+    """A concurrent commit changed the table's metadata (schema, partitioning, properties)."""
+
+
+class ProtocolChangedException(ConcurrentModificationException):
+    """A concurrent commit changed the table's protocol, or created the table first."""
+
+
+class ConcurrentTransactionException(ConcurrentModificationException):
+    """A concurrent commit recorded the same application transaction id (``txnAppId``)."""
