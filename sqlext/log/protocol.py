@@ -1,0 +1,135 @@
+"""Protocol checks: which reader and writer features sqlext implements, and the protocol of new
+tables.
+
+A table needing a feature sqlext does not implement is refused with an error naming the feature:
+reading it anyway could return wrong rows (deletion vectors, column mapping), writing it could
+break rules other engines enforce (check constraints, generated columns).
+"""
+
+from __future__ import annotations
+
+from sqlext.errors import UnsupportedTableFeatureError
+from sqlext.log.actions import Metadata, Protocol
+
+MAX_READER_VERSION = 3
+MAX_WRITER_VERSION = 7
+
+# features whose presence changes nothing for a reader that ignores them, or that sqlext handles
+SUPPORTED_READER_FEATURES = {"timestampNtz", "vacuumProtocolCheck"}
+SUPPORTED_WRITER_FEATURES = {"appendOnly", "changeDataFeed", "timestampNtz", "vacuumProtocolCheck",
+                             "inCommitTimestamp"}
+
+_LEGACY_WRITER_FEATURES = {
+    2: {"appendOnly", "invariants"},
+    3: {"appendOnly", "invariants", "checkConstraints"},
+    4: {"appendOnly", "invariants", "checkConstraints", "changeDataFeed", "generatedColumns"},
+    5: {"appendOnly", "invariants", "checkConstraints", "changeDataFeed", "generatedColumns",
+        "columnMapping"},
+    6: {"appendOnly", "invariants", "checkConstraints", "changeDataFeed", "generatedColumns",
+        "columnMapping", "identityColumns"},
+}
+
+_FEATURE_ADVICE = {
+    "deletionVectors": "rewrite the table without deletion vectors (delta-spark: REORG TABLE ... "
+                       "APPLY (PURGE) then ALTER TABLE ... SET TBLPROPERTIES "
+                       "('delta.enableDeletionVectors'=false)) or read it with delta-spark",
+    "columnMapping": "read it with delta-spark, or copy it to a table without column mapping",
+}
+
+
+def _column_mapping_active(metadata: Metadata | None) -> bool:
+    mode = (metadata.configuration.get("delta.columnMapping.mode") if metadata else None) or "none"
+    return mode.lower() != "none"
+
+
+def unsupported_reader_features(protocol: Protocol, metadata: Metadata | None) -> list[str]:
+    """Reader features the table needs and sqlext does not implement (empty when readable)."""
+    if protocol.min_reader_version > MAX_READER_VERSION:
+        return [f"readerVersion{protocol.min_reader_version}"]
+    needed: list[str] = []
+    if protocol.min_reader_version == 3:
+        needed = [f for f in (protocol.reader_features or [])
+                  if f not in SUPPORTED_READER_FEATURES
+                  and not (f == "columnMapping" and not _column_mapping_active(metadata))]
+    elif protocol.min_reader_version == 2 and _column_mapping_active(metadata):
+        needed = ["columnMapping"]
+    return needed
+
+
+def unsupported_writer_features(protocol: Protocol, metadata: Metadata | None) -> list[str]:
+    """Writer features the table uses that sqlext cannot honour when writing."""
+    needed = set(unsupported_reader_features(protocol, metadata))
+    if protocol.min_writer_version > MAX_WRITER_VERSION:
+        return [f"writerVersion{protocol.min_writer_version}"]
+    if protocol.min_writer_version == 7:
+        features = set(protocol.writer_features or [])
+    else:
+        features = _LEGACY_WRITER_FEATURES.get(protocol.min_writer_version, set())
+    for feature in features - SUPPORTED_WRITER_FEATURES:
+        if _feature_in_use(feature, metadata, listed=protocol.min_writer_version == 7):
+            needed.add(feature)
+    return sorted(needed)
+
+
+def _feature_in_use(feature: str, metadata: Metadata | None, listed: bool) -> bool:
+    """Legacy protocol versions enable features implicitly; they matter only when used."""
+    if listed:
+        return not (feature == "columnMapping" and not _column_mapping_active(metadata))
+    if metadata is None:
+        return False
+    conf = metadata.configuration
+    schema = metadata.schema_string
+    if feature == "checkConstraints":
+        return any(k.startswith("delta.constraints.") for k in conf)
+    if feature == "generatedColumns":
+        return "delta.generationExpression" in schema
+    if feature == "invariants":
+        return "delta.invariants" in schema
+    if feature == "identityColumns":
+        return "delta.identity." in schema
+    if feature == "columnMapping":
+        return _column_mapping_active(metadata)
+    return False
+
+
+def check_readable(table: str, version: int, protocol: Protocol, metadata: Metadata | None) -> None:
+    """Raise :class:`UnsupportedTableFeatureError` when sqlext cannot read the table correctly."""
+    missing = unsupported_reader_features(protocol, metadata)
+    if missing:
+        raise UnsupportedTableFeatureError(_message(table, version, protocol, missing, "read"))
+
+
+def check_writable(table: str, version: int, protocol: Protocol, metadata: Metadata | None) -> None:
+    """Raise :class:`UnsupportedTableFeatureError` when sqlext cannot write the table correctly."""
+    missing = unsupported_writer_features(protocol, metadata)
+    if missing:
+        raise UnsupportedTableFeatureError(_message(table, version, protocol, missing, "write to"))
+
+
+def _message(table: str, version: int, protocol: Protocol, missing: list[str], verb: str) -> str:
+    advice = "; ".join(_FEATURE_ADVICE[f] for f in missing if f in _FEATURE_ADVICE)
+    return (f"cannot {verb} table {table} at version {version}: it requires the Delta table "
+            f"feature(s) {', '.join(missing)} (protocol reader {protocol.min_reader_version} / "
+            f"writer {protocol.min_writer_version}), which sqlext does not implement"
+            + (f"; {advice}" if advice else "; use an engine that supports it"))
+
+
+def protocol_for_new_table(configuration: dict[str, str]) -> Protocol:
+    """The protocol sqlext writes for a new table: 1/4 with the change feed, 1/2 without."""
+    cdf = str(configuration.get("delta.enableChangeDataFeed", "false")).lower() == "true"
+    return Protocol(1, 4 if cdf else 2)
+
+
+def upgrade_for_configuration(protocol: Protocol, configuration: dict[str, str]) -> Protocol | None:
+    """The protocol needed once ``configuration`` is set, or None when the current one suffices."""
+    cdf = str(configuration.get("delta.enableChangeDataFeed", "false")).lower() == "true"
+    if not cdf:
+        return None
+    if protocol.min_writer_version == 7:
+        if "changeDataFeed" in (protocol.writer_features or []):
+            return None
+        return Protocol(protocol.min_reader_version, 7, protocol.reader_features,
+                        sorted(set(protocol.writer_features or []) | {"changeDataFeed"}))
+    if protocol.min_writer_version >= 4:
+        return None
+    return Protocol(protocol.min_reader_version, 4, protocol.reader_features, protocol.writer_features)

@@ -1,0 +1,153 @@
+"""Log stores: the file operations the transaction log needs, above all put-if-absent.
+
+A commit is correct only if creating ``N.json`` fails when another writer created it first. On a
+local disk that is ``os.link(tmp, final)``; other file systems supply a :class:`LogStore` (see
+:mod:`sqlext.log.hadoop_store` for hdfs://, s3a:// and friends through Spark's JVM).
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Callable
+from urllib.parse import unquote, urlparse
+
+
+@dataclass(frozen=True)
+class FileStatus:
+    name: str            # the entry's name inside the listed directory
+    size: int
+    modification_time: int   # milliseconds since the epoch
+    is_dir: bool = False
+
+
+class LogStore(ABC):
+    """File operations on one file system. Paths are the store's own (OS paths or URIs)."""
+
+    @abstractmethod
+    def read(self, path: str) -> bytes:
+        """The whole file; raises FileNotFoundError when it is missing."""
+
+    @abstractmethod
+    def write_if_absent(self, path: str, data: bytes) -> None:
+        """Create ``path`` atomically with ``data``; raise FileExistsError if it exists."""
+
+    @abstractmethod
+    def write(self, path: str, data: bytes) -> None:
+        """Create or replace ``path`` with ``data`` (readers see the old or the new file whole)."""
+
+    @abstractmethod
+    def list_dir(self, path: str) -> list[FileStatus]:
+        """The entries of a directory; raises FileNotFoundError when it is missing."""
+
+    @abstractmethod
+    def exists(self, path: str) -> bool:
+        """Whether a file or directory exists at ``path``."""
+
+    @abstractmethod
+    def delete(self, path: str) -> None:
+        """Delete a file; a missing file is not an error."""
+
+    @abstractmethod
+    def join(self, base: str, *parts: str) -> str:
+        """``base/part/...`` in this store's path syntax."""
+
+    def mkdirs(self, path: str) -> None:
+        """Create a directory and its parents (no-op where directories are implicit)."""
+
+
+class LocalLogStore(LogStore):
+    """The local file system; put-if-absent through a hard link."""
+
+    def read(self, path: str) -> bytes:
+        with open(path, "rb") as f:
+            return f.read()
+
+    def _write_tmp(self, path: str, data: bytes) -> str:
+        directory, name = os.path.split(path)
+        os.makedirs(directory, exist_ok=True)
+        tmp = os.path.join(directory, f".{name}.{uuid.uuid4().hex}.tmp")
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        return tmp
+
+    def write_if_absent(self, path: str, data: bytes) -> None:
+        tmp = self._write_tmp(path, data)
+        try:
+            os.link(tmp, path)          # fails with FileExistsError if another writer won
+        finally:
+            os.unlink(tmp)
+
+    def write(self, path: str, data: bytes) -> None:
+        tmp = self._write_tmp(path, data)
+        os.replace(tmp, path)
+
+    def list_dir(self, path: str) -> list[FileStatus]:
+        out = []
+        with os.scandir(path) as it:
+            for entry in it:
+                try:
+                    st = entry.stat(follow_symlinks=False)
+                except FileNotFoundError:
+                    continue
+                out.append(FileStatus(entry.name, st.st_size, st.st_mtime_ns // 1_000_000,
+                                      entry.is_dir(follow_symlinks=False)))
+        return out
+
+    def exists(self, path: str) -> bool:
+        return os.path.exists(path)
+
+    def delete(self, path: str) -> None:
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
+
+    def join(self, base: str, *parts: str) -> str:
+        return os.path.join(base, *parts)
+
+    def mkdirs(self, path: str) -> None:
+        os.makedirs(path, exist_ok=True)
+
+
+def is_local(location: str) -> bool:
+    """Whether a table location is on the local file system (a plain path or ``file:`` URI)."""
+    scheme = urlparse(location).scheme
+    return scheme in ("", "file") or (len(scheme) == 1 and os.name == "nt")
+
+
+def normalize_location(location: str) -> str:
+    """A canonical table location: an absolute OS path for local tables, the URI otherwise."""
+    location = str(location)
+    if is_local(location):
+        if location.startswith("file:"):
+            location = unquote(urlparse(location).path)
+        return os.path.abspath(location).rstrip(os.sep) or os.sep
+    return location.rstrip("/")
+
+
+# Factory for non-local stores, installed by the engine (which owns the JVM). Kept as a hook so
+# that this package never imports pyspark.
+_remote_factory: Callable[[str], LogStore] | None = None
+
+
+def set_remote_store_factory(factory: Callable[[str], LogStore] | None) -> None:
+    """Install the factory that builds a store for non-local locations (hdfs://, s3a://, ...)."""
+    global _remote_factory
+    _remote_factory = factory
+
+
+def store_for(location: str) -> LogStore:
+    """The log store for a table location."""
+    if is_local(location):
+        return LocalLogStore()
+    if _remote_factory is None:
+        from sqlext.errors import UnsupportedOperationError
+        raise UnsupportedOperationError(
+            f"no log store for {location!r}: tables outside the local file system need a "
+            "SparkSession (sqlext.session()) whose Hadoop file system provides put-if-absent")
+    return _remote_factory(location)

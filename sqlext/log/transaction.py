@@ -1,0 +1,207 @@
+"""Optimistic transactions: read a snapshot, record what was read, commit ``N+1.json`` with
+put-if-absent, and on losing the race check the winners and retry or raise.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+import uuid
+from typing import Iterable
+
+from sqlext.errors import ProtocolChangedException, SqlextError, UnsupportedOperationError
+from sqlext.log.actions import (Action, AddFile, CommitInfo, Metadata, Protocol,
+                                RemoveFile, SetTransaction, decode_path, serialize_commit)
+from sqlext.log.conflicts import (SERIALIZABLE, WRITE_SERIALIZABLE, ReadSet, WinningCommit,
+                                  check_conflicts, pruner_factory)
+from sqlext.log.protocol import check_writable
+from sqlext.log.pruning import parse_predicate
+from sqlext.log.segment import commit_name
+from sqlext.log.snapshot import Snapshot
+
+log = logging.getLogger("sqlext")
+
+ENGINE_INFO = "sqlext/0.1.0"
+MAX_RETRIES = 1000
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+class Transaction:
+    """One optimistic transaction on a table.
+
+    Typical use: ``txn = log.start_transaction()``; scan ``txn.snapshot``; tell the transaction
+    what was read (:meth:`read_predicate`, :meth:`read_files`, :meth:`read_whole_table`); then
+    :meth:`commit` the actions. ``commit`` returns the version it created.
+    """
+
+    def __init__(self, log_, snapshot: Snapshot | None, isolation_level: str | None = None):
+        self.log = log_
+        self.snapshot = snapshot
+        self.read_version = snapshot.version if snapshot is not None else -1
+        self.reads = ReadSet()
+        self.new_metadata: Metadata | None = None
+        self.new_protocol: Protocol | None = None
+        default = (snapshot.metadata.configuration.get("delta.isolationLevel")
+                   if snapshot is not None else None)
+        self.isolation_level = isolation_level or default or SERIALIZABLE
+        if self.isolation_level not in (SERIALIZABLE, WRITE_SERIALIZABLE):
+            raise SqlextError(f"table {log_.name}: unknown isolation level {self.isolation_level!r};"
+                              f" use {SERIALIZABLE} or {WRITE_SERIALIZABLE}")
+        self.committed_version: int | None = None
+        self.attempts = 0
+
+    # --- what was read ----------------------------------------------------------------------
+
+    def read_predicate(self, predicate) -> None:
+        """Record that rows matching ``predicate`` (SQL text or sqlglot expression) were read."""
+        if predicate is None:
+            self.reads.whole_table = True
+            return
+        if isinstance(predicate, str):
+            predicate = parse_predicate(predicate)
+        self.reads.predicates.append(predicate)
+
+    def read_whole_table(self) -> None:
+        """Record that the whole table was read (any concurrent data change conflicts)."""
+        self.reads.whole_table = True
+
+    def read_files(self, files: Iterable[AddFile]) -> None:
+        """Record data files that were scanned (a concurrent removal of one conflicts)."""
+        self.reads.files.update(decode_path(f.path) for f in files)
+
+    # --- metadata ---------------------------------------------------------------------------
+
+    def update_metadata(self, metadata: Metadata) -> None:
+        """Commit new metadata (schema, partitioning, properties) with the actions."""
+        self.new_metadata = metadata
+
+    def update_protocol(self, protocol: Protocol) -> None:
+        self.new_protocol = protocol
+
+    @property
+    def metadata(self) -> Metadata | None:
+        """The metadata this transaction commits under (new, or the snapshot's)."""
+        if self.new_metadata is not None:
+            return self.new_metadata
+        return self.snapshot.metadata if self.snapshot is not None else None
+
+    # --- commit -----------------------------------------------------------------------------
+
+    def commit(self, actions: Iterable[Action], operation: str, parameters: dict | None = None,
+               metrics: dict | None = None, user_metadata: str | None = None,
+               engine_info: str = ENGINE_INFO, extra_info: dict | None = None) -> int:
+        """Commit ``actions`` as one new version and return it.
+
+        Retries at later versions while the winners do not conflict; raises the typed
+        :class:`~sqlext.errors.ConcurrentModificationException` subclass when one does.
+        """
+        if self.committed_version is not None:
+            raise SqlextError(f"table {self.log.name}: this transaction already committed "
+                              f"version {self.committed_version}")
+        actions = list(actions)
+        self._validate(actions)
+        removes = {decode_path(a.path) for a in actions if isinstance(a, RemoveFile)}
+        app_ids = {a.app_id for a in actions if isinstance(a, SetTransaction)}
+        blind = (self.reads.empty and not removes and self.new_metadata is None
+                 and all(a.data_change for a in actions if isinstance(a, AddFile)))
+        info = {"timestamp": now_ms(), "operation": operation,
+                "operationParameters": _stringify(parameters or {}),
+                **({"readVersion": self.read_version} if self.read_version >= 0 else {}),
+                "isolationLevel": self.isolation_level, "isBlindAppend": blind,
+                "operationMetrics": _stringify(metrics or {}), "engineInfo": engine_info,
+                "txnId": str(uuid.uuid4())}
+        if user_metadata is not None:
+            info["userMetadata"] = user_metadata
+        info.update(extra_info or {})
+        head: list[Action] = []
+        if self.new_protocol is not None:
+            head.append(self.new_protocol)
+        if self.new_metadata is not None:
+            head.append(self.new_metadata)
+        body = head + actions
+        version = self.read_version + 1
+        checked_up_to = self.read_version
+        pruners = pruner_factory(self.snapshot) if self.snapshot is not None else None
+        while True:
+            self.attempts += 1
+            commit_info = CommitInfo(self._with_ict(info, version))
+            data = serialize_commit([commit_info, *body])
+            try:
+                self.log.store.write_if_absent(
+                    self.log.store.join(self.log.log_dir, commit_name(version)), data)
+                break
+            except FileExistsError:
+                if self.attempts > MAX_RETRIES:
+                    raise
+            latest = self.log.listing().latest_version
+            for v in range(checked_up_to + 1, latest + 1):
+                self._check_winner(v, pruners, removes, app_ids)
+            checked_up_to = latest
+            version = latest + 1
+        self.committed_version = version
+        self._post_commit(version)
+        return version
+
+    def _with_ict(self, info: dict, version: int) -> dict:
+        md = self.metadata
+        if md is None or str(md.configuration.get("delta.enableInCommitTimestamps",
+                                                   "false")).lower() != "true":
+            return info
+        return {"inCommitTimestamp": max(now_ms(), info["timestamp"]), **info}
+
+    def _validate(self, actions: list[Action]) -> None:
+        if self.snapshot is None:
+            if self.new_metadata is None or self.new_protocol is None:
+                raise SqlextError(f"table {self.log.name}: creating a table needs protocol and "
+                                  "metadata")
+        else:
+            check_writable(self.log.name, self.snapshot.version, self.new_protocol or
+                           self.snapshot.protocol, self.metadata)
+        if self.metadata is not None and (
+                str(self.metadata.configuration.get("delta.appendOnly", "false")).lower() == "true"):
+            bad = [a for a in actions if isinstance(a, RemoveFile) and a.data_change]
+            if bad:
+                raise UnsupportedOperationError(
+                    f"table {self.log.name} is append-only (delta.appendOnly=true): this "
+                    "operation would remove data. Set delta.appendOnly=false to allow it.")
+
+    def _check_winner(self, version: int, pruners, removes: set[str], app_ids: set[str]) -> None:
+        winner = WinningCommit(version, self.log.read_commit(version))
+        if self.snapshot is None:
+            raise ProtocolChangedException(
+                f"table {self.log.name}: another writer created the table (version {version}) "
+                "while this transaction was creating it. Create the table ahead of time to avoid "
+                "this conflict, or retry against the existing table.")
+        check_conflicts(self.log.name, winner, self.reads, removes, app_ids,
+                        self.new_metadata is not None, self.isolation_level, pruners)
+
+    def _post_commit(self, version: int) -> None:
+        if version == 0:
+            return
+        try:
+            snapshot = self.log.snapshot(version)
+            if version % self.log.checkpoint_interval(snapshot) == 0:
+                self.log.write_checkpoint(snapshot)
+        except Exception as exc:  # noqa: BLE001 - the commit stands; a checkpoint is an optimisation
+            log.warning("table %s: commit %s succeeded but writing its checkpoint failed: %s",
+                        self.log.name, version, exc)
+
+
+def _stringify(values: dict) -> dict:
+    """operationParameters / operationMetrics are maps of strings in delta-spark's commitInfo."""
+    out = {}
+    for k, v in values.items():
+        if v is None:
+            continue
+        if isinstance(v, bool):
+            out[k] = "true" if v else "false"
+        elif isinstance(v, (list, dict)):
+            out[k] = json.dumps(v, separators=(",", ":"))
+        else:
+            out[k] = str(v)
+    return out
+

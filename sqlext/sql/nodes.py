@@ -1,0 +1,220 @@
+"""Expression nodes for the statements and clauses sqlglot's Spark dialect lacks.
+
+Each node is an ordinary :class:`sqlglot.exp.Expression`: its parts are child expressions (tables,
+predicates, literals) or plain Python values, never SQL text to be parsed again. Each node has a
+renderer here, registered in :data:`GENERATORS`, which the ``sqlext`` dialect's generator uses, so
+``node.sql(dialect="sqlext")`` gives SQL that parses back to an equal tree.
+
+Table references in these nodes are :class:`sqlglot.exp.Table`; a path written as a string
+(``VACUUM '/data/t'``) is normalised to ``delta.`/data/t``` (``db="delta"``, ``this`` the path,
+quoted), the same tree as the identifier form.
+"""
+
+from __future__ import annotations
+
+import typing as t
+
+from sqlglot import exp
+
+if t.TYPE_CHECKING:
+    from sqlglot.generator import Generator
+
+
+class ChangesClause(exp.Expression):
+    """Spark 4's ``CHANGES FROM VERSION a [TO VERSION b] [WITH (k = v, ...)]`` after a table name.
+
+    Stored in the ``changes`` arg of the :class:`sqlglot.exp.Table` it follows.
+
+    Args:
+        kind: ``"VERSION"`` or ``"TIMESTAMP"`` (both bounds are of this kind).
+        start: the first version / timestamp, an expression (usually a literal).
+        end: the last version / timestamp, or absent for "up to the latest".
+        options: list of :class:`sqlglot.exp.Property`, ``this`` the key (``exp.Var`` for a bare
+            or dotted name, ``exp.Literal`` for a quoted one) and ``value`` a literal.
+    """
+
+    arg_types = {"kind": True, "start": True, "end": False, "options": False}
+
+    def options_dict(self) -> dict[str, str]:
+        """The options as ``{key: value}``, values as the strings Spark would see."""
+        return {prop.this.name: _option_value(prop.args["value"]) for prop in self.args.get("options") or []}
+
+
+class DescribeHistory(exp.Expression):
+    """``DESCRIBE HISTORY t [LIMIT n]``: ``this`` the table, ``limit`` an integer literal or absent."""
+
+    arg_types = {"this": True, "limit": False}
+
+
+class DescribeDetail(exp.Expression):
+    """``DESCRIBE DETAIL t``: ``this`` the table."""
+
+
+class ShowTables(exp.Expression):
+    """``SHOW TABLES [IN|FROM db] [[LIKE] 'pattern']``.
+
+    Args:
+        db: the namespace as an :class:`sqlglot.exp.Table` whose ``db`` (and ``catalog``) parts are
+            set and ``this`` is empty (sqlglot's form for schema names), or absent.
+        like: the pattern, a string literal, or absent.
+    """
+
+    arg_types = {"db": False, "like": False}
+
+
+class ShowTblProperties(exp.Expression):
+    """``SHOW TBLPROPERTIES t [(key)]``: ``this`` the table, ``key`` a string literal or absent."""
+
+    arg_types = {"this": True, "key": False}
+
+
+class ShowCreateTable(exp.Expression):
+    """``SHOW CREATE TABLE t [AS SERDE]``: ``this`` the table, ``as_serde`` a bool."""
+
+    arg_types = {"this": True, "as_serde": False}
+
+
+class Vacuum(exp.Expression):
+    """``VACUUM t [LITE|FULL] [RETAIN n HOURS] [DRY RUN]`` (modifiers in any order).
+
+    Args:
+        this: the table.
+        mode: ``"LITE"``, ``"FULL"`` or absent.
+        retain: the retention in hours, an expression (a number literal, maybe negated), or absent.
+        dry_run: bool.
+    """
+
+    arg_types = {"this": True, "mode": False, "retain": False, "dry_run": False}
+
+
+class Optimize(exp.Expression):
+    """``OPTIMIZE t [WHERE pred] [ZORDER BY (a, b)]``.
+
+    Args:
+        this: the table.
+        where: an :class:`sqlglot.exp.Where` (as in ``exp.Delete``), or absent.
+        zorder: list of :class:`sqlglot.exp.Column`, or absent.
+    """
+
+    arg_types = {"this": True, "where": False, "zorder": False}
+
+
+class Restore(exp.Expression):
+    """``RESTORE [TABLE] t [TO] VERSION AS OF n | TIMESTAMP AS OF ts``.
+
+    Args:
+        this: the table.
+        version: an :class:`sqlglot.exp.Version`, as sqlglot builds for ``t VERSION AS OF n``:
+            ``this`` is ``"VERSION"`` or ``"TIMESTAMP"``, ``kind`` is ``"AS OF"``, ``expression``
+            the version or timestamp expression.
+    """
+
+    arg_types = {"this": True, "version": True}
+
+
+class MergeInto(exp.Merge):
+    """sqlglot's ``exp.Merge`` plus ``schema_evolution`` (``MERGE WITH SCHEMA EVOLUTION INTO``).
+
+    Every MERGE the ``sqlext`` dialect parses is a ``MergeInto``; all of ``exp.Merge``'s args
+    (``this``, ``using``, ``on``, ``whens``, ...) keep their meaning.
+    """
+
+    arg_types = {**exp.Merge.arg_types, "schema_evolution": False}
+
+
+def _option_value(value: exp.Expr) -> str:
+    if isinstance(value, exp.Boolean):
+        return "true" if value.this else "false"
+    if isinstance(value, exp.Literal):
+        return value.name
+    return value.sql(dialect="spark")
+
+
+# --- rendering -------------------------------------------------------------------------------
+
+
+def _changes_sql(gen: Generator, e: ChangesClause) -> str:
+    kind = e.text("kind")
+    sql = f"CHANGES FROM {kind} {gen.sql(e, 'start')}"
+    if e.args.get("end"):
+        sql += f" TO {kind} {gen.sql(e, 'end')}"
+    options = e.args.get("options")
+    if options:
+        pairs = ", ".join(f"{gen.sql(p, 'this')} = {gen.sql(p, 'value')}" for p in options)
+        sql += f" WITH ({pairs})"
+    return sql
+
+
+def _describe_history_sql(gen: Generator, e: DescribeHistory) -> str:
+    limit = gen.sql(e, "limit")
+    return f"DESCRIBE HISTORY {gen.sql(e, 'this')}" + (f" LIMIT {limit}" if limit else "")
+
+
+def _describe_detail_sql(gen: Generator, e: DescribeDetail) -> str:
+    return f"DESCRIBE DETAIL {gen.sql(e, 'this')}"
+
+
+def _show_tables_sql(gen: Generator, e: ShowTables) -> str:
+    db = e.args.get("db")
+    sql = "SHOW TABLES"
+    if db:
+        sql += " IN " + ".".join(gen.sql(p) for p in (db.args.get("catalog"), db.args.get("db")) if p)
+    like = gen.sql(e, "like")
+    return sql + (f" LIKE {like}" if like else "")
+
+
+def _show_tblproperties_sql(gen: Generator, e: ShowTblProperties) -> str:
+    key = gen.sql(e, "key")
+    return f"SHOW TBLPROPERTIES {gen.sql(e, 'this')}" + (f" ({key})" if key else "")
+
+
+def _show_create_table_sql(gen: Generator, e: ShowCreateTable) -> str:
+    serde = " AS SERDE" if e.args.get("as_serde") else ""
+    return f"SHOW CREATE TABLE {gen.sql(e, 'this')}{serde}"
+
+
+def _vacuum_sql(gen: Generator, e: Vacuum) -> str:
+    sql = f"VACUUM {gen.sql(e, 'this')}"
+    if e.args.get("mode"):
+        sql += f" {e.text('mode')}"
+    if e.args.get("retain") is not None:
+        sql += f" RETAIN {gen.sql(e, 'retain')} HOURS"
+    return sql + (" DRY RUN" if e.args.get("dry_run") else "")
+
+
+def _optimize_sql(gen: Generator, e: Optimize) -> str:
+    sql = f"OPTIMIZE {gen.sql(e, 'this')}{gen.sql(e, 'where')}"
+    zorder = e.args.get("zorder")
+    if zorder:
+        sql += f" ZORDER BY ({', '.join(gen.sql(c) for c in zorder)})"
+    return sql
+
+
+def _restore_sql(gen: Generator, e: Restore) -> str:
+    return f"RESTORE TABLE {gen.sql(e, 'this')} TO {gen.sql(e, 'version')}"
+
+
+def _merge_into_sql(gen: Generator, e: MergeInto) -> str:
+    if not e.args.get("schema_evolution"):
+        return gen.merge_sql(e)
+    bare = e.copy()
+    bare.set("with_", None)
+    body = gen.merge_sql(bare)
+    prefix = "MERGE INTO"
+    assert body.startswith(prefix), body
+    return gen.prepend_ctes(e, "MERGE WITH SCHEMA EVOLUTION INTO" + body[len(prefix) :])
+
+
+#: node class -> renderer, merged into the ``sqlext`` generator's ``TRANSFORMS``.
+GENERATORS: dict[type[exp.Expr], t.Callable[..., str]] = {
+    ChangesClause: _changes_sql,
+    DescribeHistory: _describe_history_sql,
+    DescribeDetail: _describe_detail_sql,
+    ShowTables: _show_tables_sql,
+    ShowTblProperties: _show_tblproperties_sql,
+    ShowCreateTable: _show_create_table_sql,
+    Vacuum: _vacuum_sql,
+    Optimize: _optimize_sql,
+    Restore: _restore_sql,
+    MergeInto: _merge_into_sql,
+}
