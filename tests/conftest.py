@@ -1,0 +1,49 @@
+"""Shared pytest fixtures for the sqlext test suite.
+
+- ``spark``: ONE local SparkSession per test run, built by
+  :func:`tests.support.spark.build_session` (the single place that will call
+  ``sqlext.session(...)``). The JVM starts on first use only.
+- ``table_path``: a fresh, not yet created directory path for a Delta table.
+- ``fixture_table``: ``fixture_table("simple_table") -> Path`` copies a shared fixture table
+  into the test's tmp_path with commit mtimes restored (see :func:`copy_fixture`).
+
+Helpers (readers, comparison, fixtures) are in ``tests/support``: ``from tests.support import ...``.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+if str(REPO_ROOT) not in sys.path:  # `import sqlext` and `import tests.support` from anywhere
+    sys.path.insert(0, str(REPO_ROOT))
+
+from tests.support.fixtures import copy_fixture  # noqa: E402
+from tests.support.spark import build_session  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def spark(tmp_path_factory):
+    """The test run's SparkSession (local[2], UTC, TIMESTAMP_MICROS; see ``SPARK_CONF``)."""
+    session = build_session(tmp_path_factory.mktemp("spark-warehouse"))
+    yield session
+    session.stop()
+
+
+@pytest.fixture
+def table_path(tmp_path) -> Path:
+    """Path for a new Delta table under tmp_path; the directory does not exist yet."""
+    return tmp_path / "table"
+
+
+@pytest.fixture
+def fixture_table(tmp_path):
+    """Factory: ``fixture_table(name) -> Path`` of a private copy of shared fixture ``name``."""
+
+    def make(name: str) -> Path:
+        return copy_fixture(name, tmp_path / "fixtures" / name)
+
+    return make

@@ -1,0 +1,41 @@
+"""Shared test harness for sqlext.
+
+Import from here (``from tests.support import read_deltalake, assert_same_rows``) or from the
+submodules:
+
+- :mod:`tests.support.readers`  independent readers (delta-rs ``deltalake``, DuckDB's delta
+  extension) returning ``pyarrow.Table``; a cached DuckDB connection for computing expected rows.
+- :mod:`tests.support.fixtures` the shared Delta fixture tables and ``copy_fixture``.
+- :mod:`tests.support.compare`  ``assert_same_rows`` / ``rows``: multiset comparison of rows
+  across engines, with the type differences that legitimately occur between them normalised.
+- :mod:`tests.support.spark`    the one place that builds the test SparkSession.
+
+Pytest fixtures (``spark``, ``table_path``, ``fixture_table``) live in ``tests/conftest.py``.
+"""
+
+from tests.support.compare import assert_same_rows, rows
+from tests.support.fixtures import FIXTURES_DIR, copy_fixture, fixture_names
+from tests.support.readers import (
+    deltalake_add_paths,
+    deltalake_cdf,
+    duckdb_connection,
+    duckdb_query,
+    duckdb_table,
+    read_deltalake,
+    read_duckdb,
+)
+
+__all__ = [
+    "FIXTURES_DIR",
+    "assert_same_rows",
+    "copy_fixture",
+    "deltalake_add_paths",
+    "deltalake_cdf",
+    "duckdb_connection",
+    "duckdb_query",
+    "duckdb_table",
+    "fixture_names",
+    "read_deltalake",
+    "read_duckdb",
+    "rows",
+]

@@ -1,0 +1,48 @@
+"""The one place that builds the SparkSession used by the test suite.
+
+``tests/conftest.py`` calls :func:`build_session` once per test run (session-scoped fixture).
+When ``sqlext.session(...)`` exists, replace the body of :func:`build_session` with a call to it,
+passing :data:`SPARK_CONF`; nothing else in the test suite needs to change.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+MASTER = "local[2]"
+
+#: Spark settings every test run uses; ``tests/test_support.py`` asserts them on the live session.
+SPARK_CONF: dict[str, str] = {
+    "spark.sql.shuffle.partitions": "2",
+    "spark.ui.enabled": "false",
+    "spark.sql.session.timeZone": "UTC",
+    "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
+}
+
+
+def _set_python_env() -> None:
+    """Make Spark's Python workers and py4j use this interpreter (the venv's)."""
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+
+
+def build_session(warehouse_dir: Path, app_name: str = "sqlext-tests"):
+    """Start the local SparkSession for tests, with its warehouse under ``warehouse_dir``.
+
+    pyspark is imported here, not at module import, so test runs that never ask for the
+    ``spark`` fixture never start a JVM.
+    """
+    _set_python_env()
+    from pyspark.sql import SparkSession
+
+    # Later: `return sqlext.session(master=MASTER, conf={...}, app_name=app_name)`.
+    builder = SparkSession.builder.master(MASTER).appName(app_name)
+    conf = {**SPARK_CONF, "spark.sql.warehouse.dir": str(warehouse_dir)}
+    for key, value in conf.items():
+        builder = builder.config(key, value)
+    session = builder.getOrCreate()
+    session.sparkContext.setLogLevel("ERROR")
+    return session
