@@ -98,6 +98,77 @@ def _row_to_action(key: str, row: dict) -> Action:
     return cls.from_dict(row)
 
 
+def _column_values(struct: pa.Array, name: str) -> list | None:
+    """A struct field as a Python list, or None when the field is absent or entirely null."""
+    idx = struct.type.get_field_index(name)
+    if idx < 0:
+        return None
+    child = struct.field(idx)
+    if child.null_count == len(child):
+        return None
+    if pa.types.is_map(child.type):
+        return _map_values(child)
+    return child.to_pylist()
+
+
+def _map_values(array: pa.Array) -> list[dict | None]:
+    """A ``map<string,string>`` array as dicts, decoded from its flat keys and items (much faster
+    than ``to_pylist``, which builds a list of tuples per row)."""
+    n = len(array)
+    if isinstance(array, pa.ExtensionArray):  # pragma: no cover - not used by Delta
+        return array.to_pylist()
+    offsets = array.offsets.to_pylist()
+    keys = array.keys.to_pylist()
+    items = array.items.to_pylist()
+    valid = array.is_valid().to_pylist() if array.null_count else None
+    out: list[dict | None] = []
+    append = out.append
+    for i in range(n):
+        if valid is not None and not valid[i]:
+            append(None)
+            continue
+        lo, hi = offsets[i], offsets[i + 1]
+        if hi - lo == 1:
+            append({keys[lo]: items[lo]})
+        else:
+            append(dict(zip(keys[lo:hi], items[lo:hi])))
+    return out
+
+
+def _decode_adds(struct: pa.StructArray) -> list[AddFile]:
+    """``add`` rows of a checkpoint decoded column by column straight into :class:`AddFile`."""
+    n = len(struct)
+    none = [None] * n
+    paths = struct.field("path").to_pylist()
+    pvs = _column_values(struct, "partitionValues") or none
+    sizes = _column_values(struct, "size") or none
+    mtimes = _column_values(struct, "modificationTime") or none
+    changes = _column_values(struct, "dataChange") or none
+    stats = _column_values(struct, "stats") or none
+    tags = _column_values(struct, "tags") or none
+    dvs = _column_values(struct, "deletionVector")
+    dvs = [None if d is None else _plain(d) for d in dvs] if dvs is not None else none
+    parsed = _column_values(struct, "stats_parsed")
+    if parsed is not None:
+        stats = [s if s is not None or p is None else _stats_from_parsed(p)
+                 for s, p in zip(stats, parsed)]
+    known = set(AddFile._FIELDS)
+    extra_names = [struct.type.field(i).name for i in range(struct.type.num_fields)
+                   if struct.type.field(i).name not in known]
+    extra_cols = [(name, _column_values(struct, name)) for name in extra_names]
+    extra_cols = [(name, col) for name, col in extra_cols if col is not None]
+    extras = ([{name: _plain(col[i]) for name, col in extra_cols if col[i] is not None}
+               for i in range(n)] if extra_cols else None)
+    out = []
+    append = out.append
+    for i, (path, pv, size, mtime, change, st, tg, dv) in enumerate(
+            zip(paths, pvs, sizes, mtimes, changes, stats, tags, dvs)):
+        append(AddFile(path, pv if pv is not None else {}, size or 0, mtime or 0,
+                       True if change is None else change, st, tg, dv,
+                       extras[i] if extras is not None else {}))
+    return out
+
+
 def actions_from_checkpoint_table(table: pa.Table) -> list[Action]:
     """The actions stored in a checkpoint parquet table (column-wise decoding for speed)."""
     out: list[Action] = []
@@ -110,6 +181,9 @@ def actions_from_checkpoint_table(table: pa.Table) -> list[Action]:
         valid = column.filter(column.is_valid())
         struct = valid.combine_chunks() if isinstance(valid, pa.ChunkedArray) else valid
         if not pa.types.is_struct(struct.type):
+            continue
+        if key == "add" and struct.type.get_field_index("path") >= 0:
+            out.extend(_decode_adds(struct))
             continue
         names = [struct.type.field(i).name for i in range(struct.type.num_fields)]
         columns = [struct.field(i).to_pylist() for i in range(len(names))]

@@ -92,11 +92,16 @@ class Replayer:
         for a in actions:
             t = type(a)
             if t is AddFile:
-                key = decode_path(a.path)
+                key = a.path
+                if "%" in key:
+                    key = decode_path(key)
                 files[key] = a
-                tombstones.pop(key, None)
+                if tombstones:
+                    tombstones.pop(key, None)
             elif t is RemoveFile:
-                key = decode_path(a.path)
+                key = a.path
+                if "%" in key:
+                    key = decode_path(key)
                 files.pop(key, None)
                 tombstones[key] = a
             elif t is Metadata:

@@ -106,7 +106,7 @@ class Transaction:
         self._validate(actions)
         removes = {decode_path(a.path) for a in actions if isinstance(a, RemoveFile)}
         app_ids = {a.app_id for a in actions if isinstance(a, SetTransaction)}
-        blind = (self.reads.empty and not removes and self.new_metadata is None
+        blind = (self.reads.empty and not removes
                  and all(a.data_change for a in actions if isinstance(a, AddFile)))
         info = {"timestamp": now_ms(), "operation": operation,
                 "operationParameters": _stringify(parameters or {}),

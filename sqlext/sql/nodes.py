@@ -12,12 +12,16 @@ quoted), the same tree as the identifier form.
 
 from __future__ import annotations
 
+import re
 import typing as t
 
 from sqlglot import exp
+from sqlglot.dialects.spark import Spark
 
 if t.TYPE_CHECKING:
     from sqlglot.generator import Generator
+
+_ABSOLUTE_PATH = re.compile(r"/|[A-Za-z][A-Za-z0-9+.-]*:")
 
 
 class ChangesClause(exp.Expression):
@@ -37,11 +41,11 @@ class ChangesClause(exp.Expression):
 
     def options_dict(self) -> dict[str, str]:
         """The options as ``{key: value}``, values as the strings Spark would see."""
-        return {prop.this.name: _option_value(prop.args["value"]) for prop in self.args.get("options") or []}
+        return property_map(self.args.get("options") or [])
 
 
 class DescribeHistory(exp.Expression):
-    """``DESCRIBE HISTORY t [LIMIT n]``: ``this`` the table, ``limit`` an integer literal or absent."""
+    """``DESCRIBE HISTORY t [LIMIT n]``: ``this`` the table, ``limit`` an integer literal."""
 
     arg_types = {"this": True, "limit": False}
 
@@ -122,7 +126,43 @@ class MergeInto(exp.Merge):
     arg_types = {**exp.Merge.arg_types, "schema_evolution": False}
 
 
-def _option_value(value: exp.Expr) -> str:
+def property_map(properties: exp.Properties | t.Iterable[exp.Expr]) -> dict[str, str]:
+    """``{key: value}`` of the plain ``exp.Property`` items of a property list.
+
+    Works for ``TBLPROPERTIES`` / ``OPTIONS`` (in ``exp.Properties`` of ``CREATE``, or of an
+    ``ALTER ... SET TBLPROPERTIES`` action) and ``CHANGES ... WITH (...)``. A key is its text as
+    written, dotted names joined (``delta.appendOnly``), whether it was quoted or not; a value is
+    the string Spark would see (``'true'`` / ``'false'`` for booleans). Typed properties such as
+    ``LocationProperty`` are skipped.
+    """
+    items = properties.expressions if isinstance(properties, exp.Properties) else properties
+    return {
+        _property_key(prop.this): _property_value(prop.args["value"])
+        for prop in items
+        if type(prop) is exp.Property
+    }
+
+
+def delta_path(table: exp.Expr) -> str | None:
+    """The path of a path-addressed table (``delta.`/data/t```), or ``None``.
+
+    As Delta decides: the table's ``db`` part is ``delta`` (any case), it has no catalog part,
+    and its name is an absolute path (``/...``) or a URI (``s3://...``, ``file:/...``).
+    """
+    if not isinstance(table, exp.Table) or table.args.get("catalog"):
+        return None
+    if table.text("db").lower() != "delta" or not _ABSOLUTE_PATH.match(table.name):
+        return None
+    return table.name
+
+
+def _property_key(key: exp.Expr) -> str:
+    if isinstance(key, exp.Dot):
+        return ".".join(part.name for part in key.flatten())
+    return key.name
+
+
+def _property_value(value: exp.Expr) -> str:
     if isinstance(value, exp.Boolean):
         return "true" if value.this else "false"
     if isinstance(value, exp.Literal):
@@ -130,7 +170,16 @@ def _option_value(value: exp.Expr) -> str:
     return value.sql(dialect="spark")
 
 
+def _property_sql(gen: Generator, e: exp.Property) -> str:
+    """``key=value``; a bare-word key stays bare (Spark's generator would quote it)."""
+    if type(e) is exp.Property and isinstance(e.this, exp.Var):
+        return f"{e.name}={gen.sql(e, 'value')}"
+    return _SPARK_PROPERTY_SQL(gen, e)
+
+
 # --- rendering -------------------------------------------------------------------------------
+
+_SPARK_PROPERTY_SQL = Spark.Generator.TRANSFORMS[exp.Property]
 
 
 def _changes_sql(gen: Generator, e: ChangesClause) -> str:
@@ -158,7 +207,9 @@ def _show_tables_sql(gen: Generator, e: ShowTables) -> str:
     db = e.args.get("db")
     sql = "SHOW TABLES"
     if db:
-        sql += " IN " + ".".join(gen.sql(p) for p in (db.args.get("catalog"), db.args.get("db")) if p)
+        sql += " IN " + ".".join(
+            gen.sql(p) for p in (db.args.get("catalog"), db.args.get("db")) if p
+        )
     like = gen.sql(e, "like")
     return sql + (f" LIKE {like}" if like else "")
 
@@ -217,4 +268,5 @@ GENERATORS: dict[type[exp.Expr], t.Callable[..., str]] = {
     Optimize: _optimize_sql,
     Restore: _restore_sql,
     MergeInto: _merge_into_sql,
+    exp.Property: _property_sql,
 }

@@ -1,0 +1,152 @@
+"""``sqlext.DeltaTable``: delta-spark's ``DeltaTable`` API over sqlext's engine."""
+
+from __future__ import annotations
+
+import datetime as _dt
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import types as T
+
+from sqlext.engine.catalog import Catalog, TableRef
+from sqlext.engine.read import resolve_snapshot
+from sqlext.engine.scan import scan
+from sqlext.engine.session import prepare
+from sqlext.errors import TableNotFoundError
+from sqlext.log.table import DeltaLog
+
+_STR_MAP = T.MapType(T.StringType(), T.StringType())
+
+HISTORY_SCHEMA = T.StructType([
+    T.StructField("version", T.LongType()),
+    T.StructField("timestamp", T.TimestampType()),
+    T.StructField("userId", T.StringType()),
+    T.StructField("userName", T.StringType()),
+    T.StructField("operation", T.StringType()),
+    T.StructField("operationParameters", _STR_MAP),
+    T.StructField("job", T.StructType([T.StructField(n, T.StringType()) for n in
+                                       ("jobId", "jobName", "jobRunId", "runId", "jobOwnerId",
+                                        "triggerType")])),
+    T.StructField("notebook", T.StructType([T.StructField("notebookId", T.StringType())])),
+    T.StructField("clusterId", T.StringType()),
+    T.StructField("readVersion", T.LongType()),
+    T.StructField("isolationLevel", T.StringType()),
+    T.StructField("isBlindAppend", T.BooleanType()),
+    T.StructField("operationMetrics", _STR_MAP),
+    T.StructField("userMetadata", T.StringType()),
+    T.StructField("engineInfo", T.StringType()),
+])
+
+DETAIL_SCHEMA = T.StructType([
+    T.StructField("format", T.StringType()),
+    T.StructField("id", T.StringType()),
+    T.StructField("name", T.StringType()),
+    T.StructField("description", T.StringType()),
+    T.StructField("location", T.StringType()),
+    T.StructField("createdAt", T.TimestampType()),
+    T.StructField("lastModified", T.TimestampType()),
+    T.StructField("partitionColumns", T.ArrayType(T.StringType())),
+    T.StructField("clusteringColumns", T.ArrayType(T.StringType())),
+    T.StructField("numFiles", T.LongType()),
+    T.StructField("sizeInBytes", T.LongType()),
+    T.StructField("properties", _STR_MAP),
+    T.StructField("minReaderVersion", T.IntegerType()),
+    T.StructField("minWriterVersion", T.IntegerType()),
+    T.StructField("tableFeatures", T.ArrayType(T.StringType())),
+])
+
+
+def _ts(ms: int | None):
+    return None if ms is None else _dt.datetime.fromtimestamp(ms / 1000, _dt.timezone.utc)
+
+
+def _str_map(d) -> dict | None:
+    if d is None:
+        return None
+    return {str(k): (v if isinstance(v, str) or v is None else str(v)) for k, v in d.items()}
+
+
+class DeltaTable:
+    """A Delta table, with delta-spark's method names and signatures."""
+
+    def __init__(self, spark: SparkSession, ref: TableRef, alias: str | None = None):
+        prepare(spark)
+        self._spark = spark
+        self._ref = ref
+        self._alias = alias
+        self._log = DeltaLog(ref.location, name=ref.display)
+
+    # --- construction -------------------------------------------------------------------------
+
+    @classmethod
+    def forPath(cls, sparkSession: SparkSession, path: str, hadoopConf=None) -> "DeltaTable":
+        """The Delta table at ``path``; raises :class:`TableNotFoundError` when there is none."""
+        ref = Catalog(sparkSession).resolve(path if "/" in path or "://" in path
+                                            else f"./{path}")
+        table = cls(sparkSession, ref)
+        table._require()
+        return table
+
+    @classmethod
+    def forName(cls, sparkSession: SparkSession, tableOrViewName: str) -> "DeltaTable":
+        """The Delta table registered under a name (``[schema.]table``)."""
+        ref = Catalog(sparkSession).resolve(tableOrViewName, must_exist=False)
+        table = cls(sparkSession, ref)
+        table._require()
+        return table
+
+    @classmethod
+    def isDeltaTable(cls, sparkSession: SparkSession, identifier: str) -> bool:
+        """Whether a path (or name) holds a Delta table."""
+        try:
+            ref = Catalog(sparkSession).resolve(identifier)
+        except Exception:  # noqa: BLE001 - an invalid name is not a Delta table
+            return False
+        return DeltaLog(ref.location, name=ref.display).exists()
+
+    def _require(self) -> None:
+        if not self._log.exists():
+            raise TableNotFoundError(f"{self._ref.display} is not a Delta table (no _delta_log at "
+                                     f"{self._ref.location})")
+
+    # --- reading ------------------------------------------------------------------------------
+
+    @property
+    def location(self) -> str:
+        return self._ref.location
+
+    def toDF(self) -> DataFrame:
+        """The table's current rows (aliased when :meth:`alias` was used)."""
+        log, snapshot = resolve_snapshot(self._spark, self._ref)
+        df = scan(self._spark, log, snapshot)
+        return df.alias(self._alias) if self._alias else df
+
+    def alias(self, aliasName: str) -> "DeltaTable":
+        """The same table under an alias, for merge conditions and ``toDF``."""
+        return DeltaTable(self._spark, self._ref, aliasName)
+
+    def history(self, limit: int | None = None) -> DataFrame:
+        """The commits, newest first, with delta-spark's history columns."""
+        rows = []
+        for rec in self._log.history(limit):
+            info = rec.commit_info.values
+            rows.append((rec.version, _ts(rec.timestamp), info.get("userId"), info.get("userName"),
+                         info.get("operation"), _str_map(info.get("operationParameters")),
+                         None, None, info.get("clusterId"), info.get("readVersion"),
+                         info.get("isolationLevel"), info.get("isBlindAppend"),
+                         _str_map(info.get("operationMetrics")), info.get("userMetadata"),
+                         info.get("engineInfo")))
+        return self._spark.createDataFrame(rows, HISTORY_SCHEMA)
+
+    def detail(self) -> DataFrame:
+        """One row describing the table (format, location, files, size, properties, protocol)."""
+        snapshot = self._log.snapshot()
+        last = self._log.history(1)[0].timestamp
+        features = sorted(set(snapshot.protocol.reader_features or [])
+                          | set(snapshot.protocol.writer_features or []))
+        row = ("delta", snapshot.metadata.id, self._ref.qualified_name,
+               snapshot.metadata.description, self._ref.location,
+               _ts(snapshot.metadata.created_time), _ts(last), snapshot.partition_columns, [],
+               len(snapshot.files_by_path), snapshot.size_in_bytes, snapshot.configuration,
+               snapshot.protocol.min_reader_version, snapshot.protocol.min_writer_version,
+               features)
+        return self._spark.createDataFrame([row], DETAIL_SCHEMA)

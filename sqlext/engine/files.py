@@ -1,0 +1,111 @@
+"""Writing data files: Spark writes parquet into a private staging directory, then each file moves
+to its Hive-style partition directory under the table with a unique name, and gets its ``add`` (or
+``cdc``) action with statistics from its footer.
+
+Staging keeps concurrent writers apart (Spark's file committer shares ``_temporary`` per output
+directory) and means a failed write leaves no file where the table's data lives.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+import uuid
+from dataclasses import dataclass
+from urllib.parse import unquote
+from zoneinfo import ZoneInfo
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import types as T
+
+from sqlext.engine import storage_bridge
+from sqlext.log.actions import AddCDCFile, AddFile, encode_path
+from sqlext.log.schema import Field, parse_schema
+from sqlext.log.stats import DEFAULT_NUM_INDEXED_COLS, file_stats
+from sqlext.log.table import DeltaLog
+
+STAGING_DIR = "_sqlext_staging"
+CHANGE_DATA_DIR = "_change_data"
+HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
+_PART_NO = re.compile(r"^part-(\d+)")
+
+
+@dataclass
+class WrittenFile:
+    path: str                       # relative to the table, not encoded
+    partition_values: dict[str, str | None]
+    size: int
+    modification_time: int
+    stats: str | None
+
+    def add(self, data_change: bool = True) -> AddFile:
+        return AddFile(encode_path(self.path), self.partition_values, self.size,
+                       self.modification_time, data_change, self.stats)
+
+    def cdc(self) -> AddCDCFile:
+        return AddCDCFile(encode_path(self.path), self.partition_values, self.size, False)
+
+    @property
+    def num_records(self) -> int | None:
+        return self.add().num_records
+
+
+def _partition_values(dirs: list[str], partition_columns: list[str], types: dict[str, object],
+                      session_tz: str) -> dict[str, str | None]:
+    values: dict[str, str | None] = {}
+    for part in dirs:
+        name, _, raw = part.partition("=")
+        value = None if raw == HIVE_NULL else unquote(raw)
+        col = next((c for c in partition_columns if c.lower() == unquote(name).lower()), None)
+        if col is None:
+            continue
+        if value is not None and types.get(col.lower()) == "timestamp" and session_tz != "UTC":
+            local = _dt.datetime.fromisoformat(value).replace(tzinfo=ZoneInfo(session_tz))
+            utc = local.astimezone(_dt.timezone.utc).replace(tzinfo=None)
+            value = utc.strftime("%Y-%m-%d %H:%M:%S") + (f".{utc.microsecond:06d}"
+                                                         if utc.microsecond else "")
+        values[col] = value
+    for col in partition_columns:
+        values.setdefault(col, None)
+    return values
+
+
+def write_files(spark: SparkSession, df: DataFrame, log: DeltaLog, partition_columns: list[str],
+                table_schema: T.StructType, *, kind: str = "data",
+                num_indexed_cols: int = DEFAULT_NUM_INDEXED_COLS) -> list[WrittenFile]:
+    """Write ``df`` (whose columns are the table's, in any order, plus ``_change_type`` for
+    ``kind="cdc"``) as parquet files of the table. Returns the files, not yet committed."""
+    staging = log.store.join(log.location, STAGING_DIR, uuid.uuid4().hex)
+    ordered = [c for c in df.columns if c.lower() not in {p.lower() for p in partition_columns}]
+    ordered += [next(c for c in df.columns if c.lower() == p.lower()) for p in partition_columns]
+    df = df.select(*[f"`{c.replace('`', '``')}`" for c in ordered])
+    try:
+        (df.write.mode("errorifexists").partitionBy(*partition_columns)
+         .option("compression", "snappy").parquet(staging))
+        written = storage_bridge.list_files(spark, staging)
+        fields = [f for f in parse_schema(table_schema.json())
+                  if f.name.lower() not in {p.lower() for p in partition_columns}]
+        if kind == "cdc":
+            fields = fields + [Field("_change_type", "string")]
+        types = {f.name.lower(): f.type for f in parse_schema(table_schema.json())}
+        session_tz = spark.conf.get("spark.sql.session.timeZone") or "UTC"
+        out = []
+        for rel, size, mtime in sorted(written):
+            parts = rel.split("/")
+            dirs, name = parts[:-1], parts[-1]
+            if not name.endswith(".parquet"):
+                continue
+            m = _PART_NO.match(name)
+            prefix = "cdc" if kind == "cdc" else "part"
+            new_name = f"{prefix}-{int(m.group(1)) if m else 0:05d}-{uuid.uuid4()}.c000.snappy.parquet"
+            target_rel = "/".join(([CHANGE_DATA_DIR] if kind == "cdc" else []) + dirs + [new_name])
+            target = log.store.join(log.location, *target_rel.split("/"))
+            storage_bridge.move_file(spark, log.store.join(staging, *parts), target)
+            stats = file_stats(storage_bridge.open_for_footer(spark, target), fields,
+                               num_indexed_cols) if kind == "data" else None
+            out.append(WrittenFile(target_rel, _partition_values(dirs, partition_columns, types,
+                                                                 session_tz),
+                                   size, mtime, stats))
+        return out
+    finally:
+        storage_bridge.remove_tree(spark, staging)

@@ -1,0 +1,74 @@
+"""Reading a table: the snapshot at a version or timestamp, files pruned by a filter."""
+
+from __future__ import annotations
+
+import datetime as _dt
+
+from pyspark.sql import DataFrame, SparkSession
+
+from sqlext.engine.catalog import Catalog, TableRef
+from sqlext.engine.scan import scan
+from sqlext.engine.session import prepare
+from sqlext.engine.write import _check_condition, spark_condition
+from sqlext.errors import SqlextError
+from sqlext.log.pruning import Pruner, parse_predicate
+from sqlext.log.schema import parse_timestamp_text
+from sqlext.log.snapshot import Snapshot
+from sqlext.log.table import DeltaLog
+
+
+def timestamp_ms(value, spark: SparkSession | None = None) -> int:
+    """Milliseconds since the epoch for a timestamp given as text, datetime, date or number.
+
+    Text without a zone is read in the session time zone, as Spark reads ``TIMESTAMP AS OF``.
+    """
+    if isinstance(value, (int, float)):
+        return int(value)
+    if isinstance(value, str):
+        text = value.strip()
+        has_zone = text.endswith("Z") or "+" in text[10:] or text[10:].count("-") > 0
+        if not has_zone and spark is not None:
+            from zoneinfo import ZoneInfo
+            tz = spark.conf.get("spark.sql.session.timeZone") or "UTC"
+            local = _dt.datetime.fromisoformat(text.replace("T", " "))
+            return int(local.replace(tzinfo=ZoneInfo(tz)).timestamp() * 1000)
+        value = parse_timestamp_text(text).replace(tzinfo=_dt.timezone.utc)
+    if isinstance(value, _dt.datetime):
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=_dt.timezone.utc)
+        return int(value.timestamp() * 1000)
+    if isinstance(value, _dt.date):
+        return int(_dt.datetime(value.year, value.month, value.day,
+                                tzinfo=_dt.timezone.utc).timestamp() * 1000)
+    raise SqlextError(f"cannot use {value!r} as a timestamp: give text, a datetime or a date")
+
+
+def resolve_snapshot(spark: SparkSession, ref: TableRef, versionAsOf=None,
+                     timestampAsOf=None) -> tuple[DeltaLog, Snapshot]:
+    """The log and the snapshot a read asks for (latest, by version, or by timestamp)."""
+    if versionAsOf is not None and timestampAsOf is not None:
+        raise SqlextError(f"table {ref.display}: give versionAsOf or timestampAsOf, not both")
+    log = DeltaLog(ref.location, name=ref.display)
+    listing = log.listing()
+    if timestampAsOf is not None:
+        versionAsOf = log.version_at_timestamp(timestamp_ms(timestampAsOf, spark), listing)
+    return log, log.snapshot(None if versionAsOf is None else int(versionAsOf), listing=listing)
+
+
+def read(spark: SparkSession, table: str, versionAsOf: int | None = None,
+         timestampAsOf=None, filter: str | None = None) -> DataFrame:  # noqa: A002 - public name
+    """A table as a DataFrame; see :func:`sqlext.read`."""
+    prepare(spark)
+    ref = Catalog(spark).resolve(table)
+    log, snapshot = resolve_snapshot(spark, ref, versionAsOf, timestampAsOf)
+    files = snapshot.files
+    if filter is not None:
+        predicate = parse_predicate(filter)
+        files = Pruner(predicate, snapshot.schema, snapshot.partition_columns).prune(files)
+    df = scan(spark, log, snapshot, files)
+    if filter is not None:
+        condition = spark_condition(filter, ref.display)
+        _check_condition(df, condition, filter, ref.display)
+        df = df.filter(condition)
+    return df
+

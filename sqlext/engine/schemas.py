@@ -1,0 +1,157 @@
+"""Schemas on the Spark side: table schema <-> Spark types, and schema enforcement and evolution for
+writes (what may be appended as is, cast up, merged in, or must be refused).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from sqlext.errors import SchemaMismatchError
+
+# data types a column may be cast up to silently when written (the table's type never changes)
+_UPCASTS = {
+    T.ByteType: (T.ShortType, T.IntegerType, T.LongType, T.FloatType, T.DoubleType),
+    T.ShortType: (T.IntegerType, T.LongType, T.FloatType, T.DoubleType),
+    T.IntegerType: (T.LongType, T.DoubleType),
+    T.LongType: (),
+    T.FloatType: (T.DoubleType,),
+}
+
+
+def spark_schema(schema_string: str) -> T.StructType:
+    """The Spark StructType of a Delta ``schemaString``."""
+    return T.StructType.fromJson(json.loads(schema_string))
+
+
+def schema_string_of(schema: T.StructType) -> str:
+    """The Delta ``schemaString`` of a Spark StructType (nullability of new columns kept)."""
+    return schema.json()
+
+
+def data_schema(schema: T.StructType, partition_columns: list[str]) -> T.StructType:
+    """The columns stored in data files: the table's columns without the partition columns."""
+    parts = {c.lower() for c in partition_columns}
+    return T.StructType([f for f in schema.fields if f.name.lower() not in parts])
+
+
+def _strip(dt: T.DataType) -> T.DataType:
+    """A type with nullability and metadata dropped, to compare shapes."""
+    if isinstance(dt, T.StructType):
+        return T.StructType([T.StructField(f.name.lower(), _strip(f.dataType)) for f in dt.fields])
+    if isinstance(dt, T.ArrayType):
+        return T.ArrayType(_strip(dt.elementType))
+    if isinstance(dt, T.MapType):
+        return T.MapType(_strip(dt.keyType), _strip(dt.valueType))
+    return dt
+
+
+def same_type(a: T.DataType, b: T.DataType) -> bool:
+    return _strip(a) == _strip(b)
+
+
+def _can_upcast(source: T.DataType, target: T.DataType) -> bool:
+    if isinstance(source, T.NullType):
+        return True
+    if isinstance(source, T.DecimalType) and isinstance(target, T.DecimalType):
+        return (target.scale >= source.scale
+                and target.precision - target.scale >= source.precision - source.scale)
+    if isinstance(source, (T.ByteType, T.ShortType, T.IntegerType, T.LongType)) and isinstance(
+            target, T.DecimalType):
+        digits = {T.ByteType: 3, T.ShortType: 5, T.IntegerType: 10, T.LongType: 20}[type(source)]
+        return target.precision - target.scale >= digits
+    return isinstance(target, _UPCASTS.get(type(source), ()))
+
+
+@dataclass
+class WritePlan:
+    """How a DataFrame is aligned to a table for a write."""
+
+    table_schema: T.StructType          # the schema the table has after the write
+    schema_changed: bool
+    columns: list                       # Column expressions producing the table's columns
+
+
+def _merge_struct(table: T.StructType, data: T.StructType, merge: bool, where: str,
+                  table_name: str) -> tuple[T.StructType, bool]:
+    fields = list(table.fields)
+    by_name = {f.name.lower(): i for i, f in enumerate(fields)}
+    changed = False
+    extra = []
+    for f in data.fields:
+        i = by_name.get(f.name.lower())
+        if i is None:
+            extra.append(f)
+            continue
+        tf = fields[i]
+        if isinstance(tf.dataType, T.StructType) and isinstance(f.dataType, T.StructType):
+            merged, sub_changed = _merge_struct(tf.dataType, f.dataType, merge,
+                                                f"{where}{tf.name}.", table_name)
+            if sub_changed:
+                fields[i] = T.StructField(tf.name, merged, tf.nullable, tf.metadata)
+                changed = True
+        elif not same_type(tf.dataType, f.dataType) and not _can_upcast(f.dataType, tf.dataType):
+            raise SchemaMismatchError(
+                f"table {table_name}: column {where}{tf.name} has type "
+                f"{tf.dataType.simpleString()} but the data has {f.dataType.simpleString()}. "
+                "Cast the column to the table's type, or replace the table schema with "
+                "mode='overwrite', overwriteSchema=True. The table is unchanged.")
+    if extra:
+        if not merge:
+            names = ", ".join(f"{where}{f.name} {f.dataType.simpleString()}" for f in extra)
+            raise SchemaMismatchError(
+                f"table {table_name}: the data has column(s) the table does not have: {names}. "
+                "To add them, write with mergeSchema=True (SQL: MERGE WITH SCHEMA EVOLUTION / "
+                "ALTER TABLE ADD COLUMNS). The table is unchanged.")
+        fields += [T.StructField(f.name, f.dataType, True, f.metadata) for f in extra]
+        changed = True
+    return T.StructType(fields), changed
+
+
+def _aligned(expr, source: T.DataType | None, target: T.DataType):
+    """``expr`` (of type ``source``; None = absent) shaped as ``target``."""
+    if source is None:
+        return F.lit(None).cast(target)
+    if isinstance(target, T.StructType) and isinstance(source, T.StructType):
+        src = {f.name.lower(): f for f in source.fields}
+        parts = []
+        for f in target.fields:
+            sf = src.get(f.name.lower())
+            child = expr.getField(sf.name) if sf is not None else None
+            parts.append(_aligned(child, sf.dataType if sf else None, f.dataType).alias(f.name))
+        aligned = F.struct(*parts)
+        return F.when(expr.isNull(), F.lit(None).cast(target)).otherwise(aligned)
+    if same_type(source, target):
+        return expr
+    return expr.cast(target)
+
+
+def plan_write(df: DataFrame, table_schema: T.StructType | None, merge_schema: bool,
+               table_name: str) -> WritePlan:
+    """Check ``df`` against the table's schema and build the column expressions to write.
+
+    Missing columns are written as NULL, safe upcasts are applied, extra columns need
+    ``merge_schema``; anything else raises :class:`SchemaMismatchError`.
+    """
+    names = [f.name.lower() for f in df.schema.fields]
+    dupes = {n for n in names if names.count(n) > 1}
+    if dupes:
+        raise SchemaMismatchError(f"table {table_name}: the data has duplicate column(s) "
+                                  f"{sorted(dupes)} (column names are case-insensitive)")
+    if table_schema is None:
+        schema = T.StructType([T.StructField(f.name, T.StringType() if isinstance(
+            f.dataType, T.NullType) else f.dataType, True, f.metadata) for f in df.schema.fields])
+        return WritePlan(schema, True, [_aligned(F.col(f"`{f.name}`"), f.dataType, t.dataType)
+                                        .alias(f.name) for f, t in zip(df.schema.fields, schema)])
+    merged, changed = _merge_struct(table_schema, df.schema, merge_schema, "", table_name)
+    source = {f.name.lower(): f for f in df.schema.fields}
+    columns = []
+    for f in merged.fields:
+        sf = source.get(f.name.lower())
+        expr = F.col(f"`{sf.name.replace('`', '``')}`") if sf is not None else None
+        columns.append(_aligned(expr, sf.dataType if sf else None, f.dataType).alias(f.name))
+    return WritePlan(merged, changed, columns)

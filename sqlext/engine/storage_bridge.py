@@ -1,0 +1,85 @@
+"""Connects the kernel's log stores to Spark: non-local table locations (hdfs://, s3a://, ...) go
+through Hadoop's FileSystem API in the session's JVM; data files are moved with the same API.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+from pyspark.sql import SparkSession
+
+from sqlext.log import storage
+from sqlext.log.hadoop_store import HadoopLogStore
+
+
+def install(spark: SparkSession) -> None:
+    """Route non-local locations to a Hadoop log store bound to ``spark``'s JVM."""
+    jvm = spark.sparkContext._jvm
+    conf = spark.sparkContext._jsc.hadoopConfiguration()
+    storage.set_remote_store_factory(lambda _location: HadoopLogStore(jvm, conf))
+
+
+def move_file(spark: SparkSession, source: str, target: str) -> None:
+    """Move one data file into place (creating parent directories)."""
+    if storage.is_local(source) and storage.is_local(target):
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        os.replace(source, target)
+        return
+    jvm = spark.sparkContext._jvm
+    conf = spark.sparkContext._jsc.hadoopConfiguration()
+    src, dst = jvm.org.apache.hadoop.fs.Path(source), jvm.org.apache.hadoop.fs.Path(target)
+    fs = dst.getFileSystem(conf)
+    fs.mkdirs(dst.getParent())
+    if not fs.rename(src, dst):
+        raise OSError(f"could not move {source} to {target}")
+
+
+def remove_tree(spark: SparkSession, path: str) -> None:
+    """Delete a directory tree (a write's staging directory)."""
+    if storage.is_local(path):
+        shutil.rmtree(storage.normalize_location(path), ignore_errors=True)
+        return
+    jvm = spark.sparkContext._jvm
+    p = jvm.org.apache.hadoop.fs.Path(path)
+    p.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()).delete(p, True)
+
+
+def list_files(spark: SparkSession, root: str) -> list[tuple[str, int, int]]:
+    """(relative path, size, mtime ms) of every data file below ``root``, skipping hidden ones."""
+    out = []
+    if storage.is_local(root):
+        root = storage.normalize_location(root)
+        for dirpath, dirnames, filenames in os.walk(root):
+            dirnames[:] = [d for d in dirnames if not d.startswith((".", "_"))]
+            for name in filenames:
+                if name.startswith((".", "_")):
+                    continue
+                full = os.path.join(dirpath, name)
+                st = os.stat(full)
+                out.append((os.path.relpath(full, root), st.st_size, st.st_mtime_ns // 1_000_000))
+        return out
+    jvm = spark.sparkContext._jvm
+    conf = spark.sparkContext._jsc.hadoopConfiguration()
+    base = jvm.org.apache.hadoop.fs.Path(root)
+    fs = base.getFileSystem(conf)
+    it = fs.listFiles(base, True)
+    prefix = fs.makeQualified(base).toString().rstrip("/") + "/"
+    while it.hasNext():
+        st = it.next()
+        full = st.getPath().toString()
+        rel = full[len(prefix):] if full.startswith(prefix) else st.getPath().getName()
+        if any(part.startswith((".", "_")) for part in rel.split("/")):
+            continue
+        out.append((rel, st.getLen(), st.getModificationTime()))
+    return out
+
+
+def open_for_footer(spark: SparkSession, path: str):
+    """Something pyarrow can read a parquet footer from: the path itself locally, else bytes."""
+    if storage.is_local(path):
+        return storage.normalize_location(path)
+    import pyarrow as pa
+    from sqlext.log.hadoop_store import HadoopLogStore
+    jvm = spark.sparkContext._jvm
+    return pa.BufferReader(HadoopLogStore(jvm, spark.sparkContext._jsc.hadoopConfiguration()).read(path))

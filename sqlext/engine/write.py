@@ -1,0 +1,237 @@
+"""The write command: append, overwrite, replaceWhere, dynamic partition overwrite, schema
+enforcement and evolution, idempotent writes — each as one commit.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.utils import AnalysisException as SparkAnalysisException
+
+from sqlext.engine.catalog import Catalog, TableRef
+from sqlext.engine.files import write_files
+from sqlext.engine.partitions import files_matching_partition_predicate
+from sqlext.engine.rewrite import delete_matching_rows, write_changes
+from sqlext.engine.schemas import plan_write, spark_schema
+from sqlext.engine.session import prepare
+from sqlext.errors import (AnalysisException, InvariantViolationError, ProtocolChangedException,
+                           SchemaMismatchError, SqlextError, TableAlreadyExistsError)
+from sqlext.log.actions import Metadata, SetTransaction
+from sqlext.log.protocol import protocol_for_new_table, upgrade_for_configuration
+from sqlext.log.pruning import Pruner, only_partition_columns, parse_predicate
+from sqlext.log.table import DeltaLog
+from sqlext.log.transaction import now_ms
+
+_MODES = {"append": "Append", "overwrite": "Overwrite", "error": "ErrorIfExists",
+          "errorifexists": "ErrorIfExists", "default": "ErrorIfExists", "ignore": "Ignore"}
+DEFAULT_NEW_TABLE_CONFIGURATION = {"delta.enableChangeDataFeed": "true"}
+
+
+def engine_info(spark: SparkSession) -> str:
+    """``engineInfo`` for commitInfo: sqlext's version and Spark's."""
+    from sqlext import __version__
+    return f"sqlext/{__version__} Apache-Spark/{spark.version}"
+
+
+def spark_condition(text: str, table: str):
+    """A Spark Column for a SQL condition, with Spark's analysis errors as sqlext errors."""
+    try:
+        return F.expr(text)
+    except Exception as exc:  # noqa: BLE001 - pyspark raises ParseException subclasses
+        raise AnalysisException(f"table {table}: cannot parse condition {text!r}: {exc}") from exc
+
+
+def _check_condition(df: DataFrame, condition, text: str, table: str) -> None:
+    try:
+        df.select(condition.alias("c")).schema  # noqa: B018 - forces analysis
+    except SparkAnalysisException as exc:
+        raise AnalysisException(f"table {table}: condition {text!r} is invalid: "
+                                f"{str(exc).splitlines()[0]}") from exc
+
+
+def write(spark: SparkSession, df: DataFrame, table: str, mode: str = "append",
+          partitionBy: list[str] | str | None = None, replaceWhere: str | None = None,
+          mergeSchema: bool = False, overwriteSchema: bool = False,
+          configuration: dict[str, str] | None = None, userMetadata: str | None = None,
+          txnAppId: str | None = None, txnVersion: int | None = None, *,
+          partitionOverwriteMode: str | None = None, operation: str | None = None,
+          operationParameters: dict | None = None, tableRef: TableRef | None = None) -> int:
+    """Write ``df`` to a table (path, URI or name) in one commit; returns the version.
+
+    See :func:`sqlext.write` for the options. ``partitionOverwriteMode`` ("static"/"dynamic")
+    overrides ``spark.sql.sources.partitionOverwriteMode`` for overwrites of partitioned tables.
+    """
+    prepare(spark)
+    key = str(mode).lower()
+    if key not in _MODES:
+        raise SqlextError(f"unknown write mode {mode!r}: use append, overwrite, error, "
+                          "errorifexists or ignore")
+    if (txnAppId is None) != (txnVersion is None):
+        raise SqlextError("idempotent writes need both txnAppId and txnVersion")
+    if replaceWhere is not None and key != "overwrite":
+        raise SqlextError("replaceWhere is only valid with mode='overwrite'")
+    ref = tableRef or Catalog(spark).resolve(table)
+    if isinstance(partitionBy, str):
+        partitionBy = [partitionBy]
+    for attempt in range(2):
+        try:
+            return _write_once(spark, df, ref, key, partitionBy, replaceWhere, mergeSchema,
+                               overwriteSchema, configuration, userMetadata, txnAppId, txnVersion,
+                               partitionOverwriteMode, operation, operationParameters)
+        except ProtocolChangedException:
+            # lost the race to create the table: an append retries against the new table
+            if attempt or key != "append":
+                raise
+    raise AssertionError("unreachable")
+
+
+def _write_once(spark, df, ref: TableRef, mode, partition_by, replace_where, merge_schema,
+                overwrite_schema, configuration, user_metadata, app_id, app_version,
+                partition_overwrite_mode, operation, operation_parameters) -> int:
+    started = time.time()
+    log = DeltaLog(ref.location, name=ref.display)
+    listing = log.listing()
+    exists = listing.latest_version is not None
+    snapshot = log.snapshot(listing=listing) if exists else None
+    if snapshot is not None and app_id is not None:
+        done = snapshot.txn_version(app_id)
+        if done is not None and done >= app_version:
+            return snapshot.version          # this (appId, version) was committed already
+    if exists and mode == "errorifexists":
+        raise TableAlreadyExistsError(f"table {ref.display} already exists (version "
+                                      f"{snapshot.version}); use mode='append' or 'overwrite'")
+    if exists and mode == "ignore":
+        return snapshot.version
+    txn = log.start_transaction(snapshot)
+    replace_schema = snapshot is None or (mode == "overwrite" and overwrite_schema)
+    old_pcols = snapshot.partition_columns if snapshot else []
+    pcols = _partition_columns(ref, old_pcols, partition_by, replace_schema)
+    table_schema = None if replace_schema else spark_schema(snapshot.metadata.schema_string)
+    plan = plan_write(df, table_schema, merge_schema, ref.display)
+    names = {f.name.lower(): f.name for f in plan.table_schema.fields}
+    missing = [c for c in pcols if c.lower() not in names]
+    if missing:
+        raise AnalysisException(f"table {ref.display}: partition column(s) {missing} are not "
+                                f"columns of the data ({list(names.values())})")
+    pcols = [names[c.lower()] for c in pcols]
+    data = df.select(*plan.columns)
+
+    metadata = _metadata(snapshot, plan, pcols, configuration, replace_schema, ref)
+    if metadata is not None:
+        txn.update_metadata(metadata)
+    if snapshot is None:
+        txn.update_protocol(protocol_for_new_table(metadata.configuration))
+    elif metadata is not None:
+        upgraded = upgrade_for_configuration(snapshot.protocol, metadata.configuration)
+        if upgraded is not None:
+            txn.update_protocol(upgraded)
+    effective = metadata or snapshot.metadata
+    cdf = str(effective.configuration.get("delta.enableChangeDataFeed", "false")).lower() == "true"
+
+    # rows outside replaceWhere are refused before anything is written
+    condition = None
+    if replace_where is not None:
+        condition = spark_condition(replace_where, ref.display)
+        _check_condition(data, condition, replace_where, ref.display)
+        violations = data.filter(~condition.eqNullSafe(F.lit(True))).limit(1).collect()
+        if violations:
+            raise InvariantViolationError(
+                f"table {ref.display}: written data contains rows that do not satisfy the "
+                f"replaceWhere predicate {replace_where!r}, e.g. {violations[0].asDict()}. "
+                "Nothing was written.")
+
+    written = write_files(spark, data, log, pcols, plan.table_schema)
+    removed, rewritten, changes, extra_metrics = [], [], [], {}
+    if snapshot is not None and mode == "overwrite":
+        if condition is not None:
+            removed, rewritten, changes, extra_metrics = _replace_where(
+                spark, log, snapshot, txn, condition, replace_where, cdf, data)
+        elif pcols and _dynamic(spark, partition_overwrite_mode) and not replace_schema:
+            written_parts = {tuple(w.partition_values.get(c) for c in pcols) for w in written}
+            removed = [f for f in snapshot.files
+                       if tuple(f.partition_values.get(c) for c in pcols) in written_parts]
+            txn.read_whole_table()
+        else:
+            removed = snapshot.files
+            txn.read_whole_table()
+
+    actions = []
+    if app_id is not None:
+        actions.append(SetTransaction(app_id, int(app_version), now_ms()))
+    ts = now_ms()
+    actions += [f.remove(ts) for f in removed]
+    actions += [w.add() for w in written + rewritten]
+    actions += [c.cdc() for c in changes]
+    out_rows = sum((w.num_records or 0) for w in written)
+    metrics = {"numFiles": len(written), "numOutputRows": out_rows,
+               "numOutputBytes": sum(w.size for w in written)}
+    if removed:
+        metrics.update(numRemovedFiles=len(removed), numRemovedBytes=sum(f.size for f in removed))
+    metrics.update(extra_metrics)
+    if changes:
+        metrics["numAddedChangeFiles"] = len(changes)
+    params = {"mode": _MODES[mode], "partitionBy": json.dumps(pcols)}
+    if replace_where is not None:
+        params["predicate"] = json.dumps([replace_where])
+    params.update(operation_parameters or {})
+    metrics["executionTimeMs"] = int((time.time() - started) * 1000)
+    version = txn.commit(actions, operation or "WRITE", params, metrics, user_metadata,
+                         engine_info(spark))
+    if ref.name and (snapshot is None or ref.managed):
+        Catalog(spark).register(ref)
+    return version
+
+
+def _dynamic(spark: SparkSession, override: str | None) -> bool:
+    mode = override or spark.conf.get("spark.sql.sources.partitionOverwriteMode", "static")
+    return str(mode).lower() == "dynamic"
+
+
+def _partition_columns(ref: TableRef, existing: list[str], requested: list[str] | None,
+                       replace: bool) -> list[str]:
+    if requested is None:
+        return list(existing)
+    if replace or [c.lower() for c in requested] == [c.lower() for c in existing]:
+        return list(requested)
+    raise SchemaMismatchError(
+        f"table {ref.display}: partition columns {requested} do not match the table's "
+        f"partitioning {existing}. Omit partitionBy, or replace the table with mode='overwrite', "
+        "overwriteSchema=True. The table is unchanged.")
+
+
+def _metadata(snapshot, plan, pcols, configuration, replace_schema, ref) -> Metadata | None:
+    schema_string = plan.table_schema.json()
+    if snapshot is None:
+        conf = {**DEFAULT_NEW_TABLE_CONFIGURATION, **{k: str(v) for k, v in (configuration or {}).items()}}
+        return Metadata.new(schema_string, pcols, conf, now_ms(), name=ref.name)
+    old = snapshot.metadata
+    conf = {**old.configuration, **{k: str(v) for k, v in (configuration or {}).items()}}
+    new_schema = schema_string if (plan.schema_changed or replace_schema) else old.schema_string
+    if (new_schema, pcols, conf) == (old.schema_string, old.partition_columns, old.configuration):
+        return None
+    return dataclasses.replace(old, schema_string=new_schema, partition_columns=pcols,
+                               configuration=conf)
+
+
+def _replace_where(spark, log, snapshot, txn, condition, text, cdf, data):
+    """Remove what ``replaceWhere`` replaces: whole files for a partition predicate, matching rows
+    (touched files rewritten) for a predicate on data columns."""
+    predicate = parse_predicate(text)
+    candidates = Pruner(predicate, snapshot.schema, snapshot.partition_columns).prune(snapshot.files)
+    txn.read_predicate(predicate)
+    txn.read_files(candidates)
+    if only_partition_columns(predicate, snapshot.partition_columns):
+        removed = files_matching_partition_predicate(spark, snapshot, candidates, condition)
+        return removed, [], [], {}
+    result = delete_matching_rows(spark, log, snapshot, candidates, condition, cdf)
+    changes = list(result.changes)
+    if changes:
+        # a version with change files must hold all of its changes there: the inserts too
+        changes += write_changes(spark, log, snapshot, data, "insert")
+    metrics = {"numDeletedRows": result.metrics["numDeletedRows"],
+               "numCopiedRows": result.metrics["numCopiedRows"]}
+    return result.removed, result.added, changes, metrics

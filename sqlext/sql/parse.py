@@ -1,0 +1,179 @@
+"""Split a SQL script into statements and parse each with the ``sqlext`` dialect.
+
+Every statement returned carries its original text in ``stmt.meta["sql"]`` (without the
+separating ``;``, surrounding whitespace stripped, comments kept), which is what goes to
+``spark.sql`` when a statement is passed through.
+"""
+
+from __future__ import annotations
+
+import re
+
+from sqlglot import exp
+from sqlglot.errors import ErrorLevel, TokenError
+from sqlglot.errors import ParseError as SqlglotParseError
+from sqlglot.tokens import Token, TokenType
+
+from sqlext.errors import ParseError
+from sqlext.sql.dialect import Sqlext
+
+# A syntax error in a statement of a form sqlext implements raises ParseError; any other statement
+# sqlglot cannot parse is passed through to Spark as a Command (see _is_owned).
+_OWNED_FIRST_WORDS = {
+    "SELECT", "WITH", "FROM", "VALUES", "(", "INSERT", "UPDATE", "DELETE", "MERGE",
+    "VACUUM", "OPTIMIZE", "RESTORE",
+}  # fmt: skip
+_OWNED_SECOND_WORDS = {
+    "DESCRIBE": {"HISTORY", "DETAIL"},
+    "DESC": {"HISTORY", "DETAIL"},
+    "SHOW": {"TABLES", "TBLPROPERTIES", "CREATE"},
+}
+_DDL_OBJECTS = {"TABLE", "SCHEMA", "DATABASE", "VIEW"}
+_ALTER_TABLE_ACTIONS = {
+    ("ADD", "COLUMNS"),
+    ("ADD", "COLUMN"),
+    ("SET", "TBLPROPERTIES"),
+    ("RENAME", "TO"),
+}
+
+_MISSING_DELIMITER = re.compile(r"Missing (.+) from \d+:(\d+)$")
+_TOKEN_REPR = re.compile(r"<Token token_type: TokenType\.(\w+), text: (.*?), line: .*?>")
+_CLASS_REPR = re.compile(r"<class 'sqlglot\.[\w.]*?(\w+)'>")
+
+
+def parse_statements(text: str) -> list[exp.Expression]:
+    """Parse a script of ``;``-separated statements into one tree per statement.
+
+    ``;`` inside strings, quoted identifiers and comments does not separate statements; empty
+    statements and a trailing ``;`` are ignored. A statement sqlglot cannot parse, and which is
+    not a form sqlext owns (see ``_OWNED_FIRST_WORDS``), comes back as an ``exp.Command``
+    holding its original text, and so does any statement sqlglot itself can only read as a
+    Command (for example ``SHOW DATABASES``, ``MSCK REPAIR TABLE t``).
+
+    Raises:
+        sqlext.errors.ParseError: a statement sqlext owns has a syntax error, or the text cannot
+            be tokenized (an unterminated string, identifier or comment). The message names the
+            line and column and quotes the offending token; the error also has the attributes
+            ``line``, ``column`` (1-based), ``token`` (its text) and ``statement`` (the
+            statement's text, or ``None`` for tokenizing errors).
+    """
+    dialect = Sqlext()
+    try:
+        tokens = dialect.tokenize(text)
+    except TokenError as e:
+        raise _tokenize_error(text, e) from None
+
+    statements = []
+    for chunk, start, end in _split(tokens, len(text)):
+        sql = text[start:end].strip()
+        stmt = _parse_one(dialect, chunk, text, sql, end)
+        stmt.meta["sql"] = sql
+        statements.append(stmt)
+    return statements
+
+
+def _split(tokens: list[Token], size: int):
+    """Yield ``(tokens, start, end)`` per statement; ``text[start:end]`` is its text."""
+    chunk: list[Token] = []
+    start = 0
+    for token in tokens:
+        if token.token_type == TokenType.SEMICOLON:
+            if chunk:
+                yield chunk, start, token.start
+            chunk, start = [], token.end + 1
+        else:
+            chunk.append(token)
+    if chunk:
+        yield chunk, start, size
+
+
+def _parse_one(
+    dialect: Sqlext, chunk: list[Token], text: str, sql: str, end: int
+) -> exp.Expression:
+    parser = dialect.parser(error_level=ErrorLevel.IMMEDIATE)
+    try:
+        stmt = parser.parse(chunk, text)[0]
+    except SqlglotParseError as e:
+        if not _is_owned(chunk):
+            return _passthrough(chunk[0], text[chunk[0].end + 1 : end])
+        raise _syntax_error(text, sql, getattr(parser, "error_token", None), e) from None
+    if isinstance(stmt, exp.Command):
+        return _passthrough(chunk[0], text[chunk[0].end + 1 : end])
+    return stmt
+
+
+def _is_owned(chunk: list[Token]) -> bool:
+    """Whether the statement is one of the forms sqlext parses (so a failure is a syntax error)."""
+    quoted = (TokenType.STRING, TokenType.IDENTIFIER)
+    words = ["" if tok.token_type in quoted else tok.text.upper() for tok in chunk]
+    first, rest = words[0], words[1:]
+    if first in _OWNED_FIRST_WORDS:
+        return not (first == "INSERT" and "DIRECTORY" in rest[:3])
+    if first in _OWNED_SECOND_WORDS:
+        return bool(rest) and rest[0] in _OWNED_SECOND_WORDS[first]
+    if first in ("CREATE", "DROP"):
+        return bool(_DDL_OBJECTS.intersection(rest[:5]))
+    if first == "ALTER" and rest[:1] == ["TABLE"]:
+        i = 2  # the table name: words[2], then ". part" pairs
+        while i + 1 < len(words) and words[i + 1] == ".":
+            i += 2
+        return tuple(words[i + 1 : i + 3]) in _ALTER_TABLE_ACTIONS
+    return False
+
+
+def _passthrough(first: Token, rest: str) -> exp.Command:
+    """A Command of the statement's first word and the original text after it."""
+    return exp.Command(this=first.text.upper(), expression=exp.Literal.string(rest.strip()))
+
+
+def _syntax_error(text: str, sql: str, token: Token | None, error: SqlglotParseError) -> ParseError:
+    info = error.errors[0] if error.errors else {}
+    description = _TOKEN_REPR.sub(_describe_token, info.get("description") or str(error))
+    description = _CLASS_REPR.sub(r"\1", description)
+    if token is not None and token.text:
+        line, column = _line_col(text, token.start)
+        near = text[token.start : token.end + 1]
+    else:
+        line, column, near = (
+            info.get("line") or 1,
+            info.get("col") or 1,
+            info.get("highlight") or "",
+        )
+    return _error(text, f"{description}", line, column, near, statement=sql)
+
+
+def _describe_token(match: re.Match) -> str:
+    return "the end of the statement" if match.group(1) == "SENTINEL" else f"'{match.group(2)}'"
+
+
+def _tokenize_error(text: str, error: TokenError) -> ParseError:
+    match = _MISSING_DELIMITER.search(str(error.__cause__ or ""))
+    if match:
+        what = {"'": "string", '"': "string", "`": "quoted identifier"}.get(
+            match.group(1), "literal"
+        )
+        offset = int(match.group(2))
+        description = f"Unterminated {what}"
+    elif text.rfind("/*") > text.rfind("*/"):
+        offset, description = text.rfind("/*"), "Unterminated comment"
+    else:
+        offset, description = max(len(text.rstrip()) - 1, 0), "Cannot tokenize SQL"
+    line, column = _line_col(text, offset)
+    return _error(text, description, line, column, text[offset:], statement=None)
+
+
+def _error(
+    text: str, description: str, line: int, column: int, near: str, statement: str | None
+) -> ParseError:
+    near = near.splitlines()[0][:40] if near.strip() else near
+    source = text.splitlines()[line - 1] if 0 < line <= len(text.splitlines()) else ""
+    caret = " " * (column - 1) + "^" * max(1, min(len(near), len(source) - column + 1))
+    message = f"{description} at line {line}, column {column} near '{near}':\n  {source}\n  {caret}"
+    err = ParseError(message)
+    err.line, err.column, err.token, err.statement = line, column, near, statement
+    return err
+
+
+def _line_col(text: str, offset: int) -> tuple[int, int]:
+    line = text.count("\n", 0, offset) + 1
+    return line, offset - (text.rfind("\n", 0, offset) + 1) + 1
