@@ -34,7 +34,8 @@ class ChangesClause(exp.Expression):
         start: the first version / timestamp, an expression (usually a literal).
         end: the last version / timestamp, or absent for "up to the latest".
         options: list of :class:`sqlglot.exp.Property`, ``this`` the key (``exp.Var`` for a bare
-            or dotted name, ``exp.Literal`` for a quoted one) and ``value`` a literal.
+            or dotted name, ``exp.Literal`` for a string or backticked one) and ``value`` a
+            literal (``exp.Literal``, ``exp.Boolean`` or ``exp.Neg``); see :meth:`options_dict`.
     """
 
     arg_types = {"kind": True, "start": True, "end": False, "options": False}

@@ -8,6 +8,7 @@ separating ``;``, surrounding whitespace stripped, comments kept), which is what
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from sqlglot import exp
 from sqlglot.errors import ErrorLevel, TokenError
@@ -45,10 +46,18 @@ def parse_statements(text: str) -> list[exp.Expression]:
     """Parse a script of ``;``-separated statements into one tree per statement.
 
     ``;`` inside strings, quoted identifiers and comments does not separate statements; empty
-    statements and a trailing ``;`` are ignored. A statement sqlglot cannot parse, and which is
-    not a form sqlext owns (see ``_OWNED_FIRST_WORDS``), comes back as an ``exp.Command``
-    holding its original text, and so does any statement sqlglot itself can only read as a
-    Command (for example ``SHOW DATABASES``, ``MSCK REPAIR TABLE t``).
+    statements and a trailing ``;`` are ignored. Each tree has the statement's text in
+    ``meta["sql"]``.
+
+    A statement that is not one of the forms sqlext implements and that sqlglot cannot parse
+    (``DESCRIBE QUERY ...``, ``ALTER TABLE t PARTITION (...) RENAME TO ...``) comes back as an
+    ``exp.Command`` (``this`` its first word, upper-cased; ``expression`` a string literal of
+    the original text after it), and so does any statement sqlglot itself reads as a Command
+    (``SHOW DATABASES``, ``MSCK REPAIR TABLE t``). The forms sqlext implements are queries and
+    DML (statements starting with SELECT, WITH, FROM, VALUES, ``(``, INSERT except INSERT
+    OVERWRITE DIRECTORY, UPDATE, DELETE, MERGE), VACUUM, OPTIMIZE, RESTORE, DESCRIBE
+    HISTORY|DETAIL, SHOW TABLES|TBLPROPERTIES|CREATE TABLE, CREATE / DROP of a table, schema,
+    database or view, and ALTER TABLE ... ADD COLUMN(S) | SET TBLPROPERTIES | RENAME TO.
 
     Raises:
         sqlext.errors.ParseError: a statement sqlext owns has a syntax error, or the text cannot
@@ -72,7 +81,7 @@ def parse_statements(text: str) -> list[exp.Expression]:
     return statements
 
 
-def _split(tokens: list[Token], size: int):
+def _split(tokens: list[Token], size: int) -> Iterator[tuple[list[Token], int, int]]:
     """Yield ``(tokens, start, end)`` per statement; ``text[start:end]`` is its text."""
     chunk: list[Token] = []
     start = 0
@@ -130,16 +139,11 @@ def _syntax_error(text: str, sql: str, token: Token | None, error: SqlglotParseE
     info = error.errors[0] if error.errors else {}
     description = _TOKEN_REPR.sub(_describe_token, info.get("description") or str(error))
     description = _CLASS_REPR.sub(r"\1", description)
-    if token is not None and token.text:
-        line, column = _line_col(text, token.start)
-        near = text[token.start : token.end + 1]
-    else:
-        line, column, near = (
-            info.get("line") or 1,
-            info.get("col") or 1,
-            info.get("highlight") or "",
-        )
-    return _error(text, f"{description}", line, column, near, statement=sql)
+    if token is None or not token.text:  # no token recorded: use sqlglot's position
+        line, column, near = info.get("line") or 1, info.get("col") or 1, info.get("highlight")
+        return _error(text, description, line, column, near or "", statement=sql)
+    line, column = _line_col(text, token.start)
+    return _error(text, description, line, column, text[token.start : token.end + 1], sql)
 
 
 def _describe_token(match: re.Match) -> str:
