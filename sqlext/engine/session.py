@@ -21,6 +21,7 @@ LOCAL_DEFAULTS = {
     "spark.app.name": "sqlext",
     "spark.sql.shuffle.partitions": "4",
     "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",
     "spark.sql.session.timeZone": "UTC",
     "spark.sql.adaptive.enabled": "true",
     "spark.driver.memory": "2g",

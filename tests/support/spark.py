@@ -36,13 +36,8 @@ def build_session(warehouse_dir: Path, app_name: str = "sqlext-tests"):
     ``spark`` fixture never start a JVM.
     """
     _set_python_env()
-    from pyspark.sql import SparkSession
 
-    # Later: `return sqlext.session(master=MASTER, conf={...}, app_name=app_name)`.
-    builder = SparkSession.builder.master(MASTER).appName(app_name)
+    import sqlext
+
     conf = {**SPARK_CONF, "spark.sql.warehouse.dir": str(warehouse_dir)}
-    for key, value in conf.items():
-        builder = builder.config(key, value)
-    session = builder.getOrCreate()
-    session.sparkContext.setLogLevel("ERROR")
-    return session
+    return sqlext.session(master=MASTER, app_name=app_name, **conf)
