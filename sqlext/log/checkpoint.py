@@ -78,7 +78,20 @@ def _map_fields(row: dict, names: Iterable[str]) -> None:
 
 
 def _stats_from_parsed(parsed: dict) -> str:
-    return json.dumps(_plain(parsed), separators=(",", ":"))
+    """The ``stats`` JSON string of a ``stats_parsed`` struct (decimals written exactly)."""
+    return _stats_json(parsed)
+
+
+def _stats_json(value: Any) -> str:
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{json.dumps(k)}:{_stats_json(v)}" for k, v in value.items()
+                              if v is not None) + "}"
+    if isinstance(value, decimal.Decimal):
+        # exact, unlike a float: a rounded-down maximum would let pruning drop matching files
+        return str(value) if value.is_finite() else json.dumps(str(value))
+    if isinstance(value, list) and not (value and isinstance(value[0], tuple)):
+        return "[" + ",".join(_stats_json(v) for v in value) + "]"
+    return json.dumps(_plain(value), separators=(",", ":"))
 
 
 def _row_to_action(key: str, row: dict) -> Action:

@@ -105,10 +105,12 @@ def segment_for(listing: LogListing, table: str, version: int | None,
     if 0 in listing.commits and all(v in listing.commits for v in range(0, version + 1)):
         return LogSegment(version, None, list(range(0, version + 1)))
     missing = [v for v in range(listing.earliest_commit or 0, version + 1) if v not in listing.commits]
-    if listing.earliest_commit is not None and listing.earliest_commit > 0 and not candidates:
+    first_checkpoint = min((c.version for c in listing.checkpoints), default=None)
+    if 0 not in listing.commits and (first_checkpoint is None or version < first_checkpoint):
+        starts = min(v for v in (listing.earliest_commit, first_checkpoint) if v is not None)
         raise VersionNotFoundException(
             f"table {table}: version {version} can no longer be reconstructed: the log starts at "
-            f"version {listing.earliest_commit} with no checkpoint at or before {version} "
+            f"version {starts} with no checkpoint at or before {version} "
             f"(removed by log cleanup); available versions are {_available(listing)}")
     raise CorruptLogError(
         f"table {table}: the log is not contiguous; commit files missing for versions "

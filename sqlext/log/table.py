@@ -140,19 +140,31 @@ class DeltaLog:
             return self._replay_segments(listing, version)
 
     def _replay_segments(self, listing: LogListing, version: int | None) -> Snapshot:
-        skip: set[int] = set()
+        skip: dict[int, str] = {}      # unreadable checkpoint version -> why
         while True:
-            segment = segment_for(listing, self.name, version, frozenset(skip))
+            try:
+                segment = segment_for(listing, self.name, version, frozenset(skip))
+            except (CorruptLogError, VersionNotFoundException) as exc:
+                if not skip:
+                    raise
+                why = "; ".join(f"version {v}: {reason}" for v, reason in sorted(skip.items()))
+                raise CorruptLogError(
+                    f"table {self.name}: version {version if version is not None else 'latest'} "
+                    f"cannot be rebuilt: its checkpoint cannot be read ({why}) and the log holds "
+                    f"no other route to it ({exc}). Restore the checkpoint or the commit files "
+                    "from a backup.") from exc
             replay = Replayer()
             if segment.checkpoint is not None:
                 try:
-                    parts = [self.store.read(self.store.join(self.log_dir, name))
-                             for name in segment.checkpoint.parts]
                     if segment.checkpoint.v2:
                         raise CorruptLogError("v2 checkpoints are not supported")
+                    parts = [self.store.read(self.store.join(self.log_dir, name))
+                             for name in segment.checkpoint.parts]
                     replay.apply(read_checkpoint(parts))
-                except Exception:  # noqa: BLE001 - an unreadable checkpoint: try an older route
-                    skip.add(segment.checkpoint.version)
+                    if replay.protocol is None or replay.metadata is None:
+                        raise CorruptLogError("it holds no protocol or metaData action")
+                except Exception as exc:  # noqa: BLE001 - an unreadable checkpoint: try an older route
+                    skip[segment.checkpoint.version] = f"{type(exc).__name__}: {exc}"[:300]
                     continue
             for v in segment.commits:
                 replay.apply(self.read_commit(v))

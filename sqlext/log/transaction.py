@@ -151,7 +151,16 @@ class Transaction:
         if md is None or str(md.configuration.get("delta.enableInCommitTimestamps",
                                                    "false")).lower() != "true":
             return info
-        return {"inCommitTimestamp": max(now_ms(), info["timestamp"]), **info}
+        # strictly greater than the previous commit's, whatever the clock says (PROTOCOL.md)
+        ict = max(now_ms(), info["timestamp"])
+        if version > 0:
+            try:
+                previous = self.log.commit_info(version - 1)
+            except SqlextError:
+                previous = None
+            if previous is not None and previous.in_commit_timestamp is not None:
+                ict = max(ict, int(previous.in_commit_timestamp) + 1)
+        return {"inCommitTimestamp": ict, **info}
 
     def _validate(self, actions: list[Action]) -> None:
         if self.snapshot is None:
