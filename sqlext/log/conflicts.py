@@ -81,6 +81,10 @@ def check_conflicts(table: str, winner: WinningCommit, reads: ReadSet, removes: 
         raise ConcurrentDeleteReadException(
             f"{where} and removed file(s) this transaction read, e.g. "
             f"{sorted(read_and_removed)[0]}. Retry the operation.")
+    if removed and reads.whole_table:
+        raise ConcurrentDeleteReadException(
+            f"{where} and removed file(s) from a table this transaction read in full, e.g. "
+            f"{sorted(removed)[0]}. Retry the operation.")
     both_removed = removed & removes
     if both_removed:
         raise ConcurrentDeleteDeleteException(

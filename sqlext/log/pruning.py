@@ -210,6 +210,8 @@ def might_match(expr: exp.Expression, view: FileView, negated: bool = False) -> 
         return (left and right) if conj else (left or right)
     if isinstance(expr, exp.Boolean):
         return expr.this != negated
+    if isinstance(expr, exp.Column) and view.types.get(_data_column(expr, view) or "") == "boolean":
+        return might_match(exp.EQ(this=expr, expression=exp.true()), view, negated)
     if isinstance(expr, exp.Is) and isinstance(expr.expression, exp.Null):
         return _is_null(expr.this, view, want_null=not negated)
     if isinstance(expr, exp.In) and not expr.args.get("query") and not negated:
@@ -220,9 +222,9 @@ def might_match(expr: exp.Expression, view: FileView, negated: bool = False) -> 
     op = type(expr)
     if op in _FLIP:
         left, right = expr.this, expr.expression
-        if column_name(left) is None and column_name(right) is not None:
+        if _data_column(left, view) is None and _data_column(right, view) is not None:
             left, right, op = right, left, _FLIP[op]
-        col = column_name(left)
+        col = _data_column(left, view)
         if col is None or col not in view.types:
             return _MAY
         if negated:
@@ -238,8 +240,20 @@ def might_match(expr: exp.Expression, view: FileView, negated: bool = False) -> 
     return _MAY
 
 
-def _is_null(node: exp.Expression, view: FileView, want_null: bool) -> bool:
+def _data_column(node: exp.Expression, view: FileView) -> str | None:
+    """The top-level column ``node`` names, or None; ``s.x`` where ``s`` is a column of the table
+    is the field ``x`` of struct ``s``, not a column ``x`` qualified by a table alias."""
     col = column_name(node)
+    if col is None:
+        return None
+    qualifier = node.args.get("table")
+    if qualifier is not None and qualifier.name.lower() in view.types:
+        return None
+    return col
+
+
+def _is_null(node: exp.Expression, view: FileView, want_null: bool) -> bool:
+    col = _data_column(node, view)
     if col is None or col not in view.types:
         return _MAY
     if view.is_partition(col):

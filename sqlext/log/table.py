@@ -25,6 +25,10 @@ DEFAULT_CHECKPOINT_INTERVAL = 10
 _COMMIT_CACHE: dict[tuple[str, int], list[Action]] = {}
 _COMMIT_CACHE_LIMIT = 4096
 _LATEST: dict[str, Snapshot] = {}
+# (earliest commit version, size, mtime) per location, seen at the last listing: a table deleted
+# and created again at the same path gets new commit files, and the caches above must not
+# answer for it with the old table's commits.
+_IDENTITY: dict[str, tuple | None] = {}
 _LOCK = threading.Lock()
 
 
@@ -51,9 +55,22 @@ class DeltaLog:
     def listing(self) -> LogListing:
         """A fresh listing of ``_delta_log`` (empty when it does not exist)."""
         try:
-            return parse_listing(self.store.list_dir(self.log_dir))
+            listing = parse_listing(self.store.list_dir(self.log_dir))
         except FileNotFoundError:
-            return LogListing()
+            listing = LogListing()
+        self._check_identity(listing)
+        return listing
+
+    def _check_identity(self, listing: LogListing) -> None:
+        first = listing.earliest_commit
+        status = listing.commits[first] if first is not None else None
+        identity = None if status is None else (first, status.size, status.modification_time)
+        with _LOCK:
+            if self.location in _IDENTITY and _IDENTITY[self.location] != identity:
+                _LATEST.pop(self.location, None)
+                for key in [k for k in _COMMIT_CACHE if k[0] == self.location]:
+                    del _COMMIT_CACHE[key]
+            _IDENTITY[self.location] = identity
 
     def exists(self) -> bool:
         """Whether the location holds a Delta table (a commit or checkpoint in ``_delta_log``)."""

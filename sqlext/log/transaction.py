@@ -10,7 +10,8 @@ import time
 import uuid
 from typing import Iterable
 
-from sqlext.errors import ProtocolChangedException, SqlextError, UnsupportedOperationError
+from sqlext.errors import (ConcurrentModificationException, ProtocolChangedException, SqlextError,
+                           UnsupportedOperationError)
 from sqlext.log.actions import (Action, AddFile, CommitInfo, Metadata, Protocol,
                                 RemoveFile, SetTransaction, decode_path, serialize_commit)
 from sqlext.log.conflicts import (SERIALIZABLE, WRITE_SERIALIZABLE, ReadSet, WinningCommit,
@@ -47,7 +48,8 @@ class Transaction:
         self.new_protocol: Protocol | None = None
         default = (snapshot.metadata.configuration.get("delta.isolationLevel")
                    if snapshot is not None else None)
-        self.isolation_level = isolation_level or default or SERIALIZABLE
+        # delta-spark's default: blind appends may commit ahead of a transaction that read
+        self.isolation_level = isolation_level or default or WRITE_SERIALIZABLE
         if self.isolation_level not in (SERIALIZABLE, WRITE_SERIALIZABLE):
             raise SqlextError(f"table {log_.name}: unknown isolation level {self.isolation_level!r};"
                               f" use {SERIALIZABLE} or {WRITE_SERIALIZABLE}")
@@ -134,9 +136,12 @@ class Transaction:
                 self.log.store.write_if_absent(
                     self.log.store.join(self.log.log_dir, commit_name(version)), data)
                 break
-            except FileExistsError:
+            except FileExistsError as exc:
                 if self.attempts > MAX_RETRIES:
-                    raise
+                    raise ConcurrentModificationException(
+                        f"table {self.log.name}: gave up after {self.attempts} attempts to commit "
+                        f"(read version {self.read_version}); other writers kept winning. Retry "
+                        "the operation later.") from exc
             latest = self.log.listing().latest_version
             for v in range(checked_up_to + 1, latest + 1):
                 self._check_winner(v, pruners, removes, app_ids)
