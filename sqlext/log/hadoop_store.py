@@ -65,9 +65,13 @@ class HadoopLogStore(LogStore):
         tmp = self._path(f"{final.getParent().toString()}/.{final.getName()}.{uuid.uuid4().hex}.tmp")
         self._create(tmp.toString(), data, overwrite=False)
         fc = self._jvm.org.apache.hadoop.fs.FileContext.getFileContext(final.toUri(), self._conf)
-        rename_none = self._jvm.org.apache.hadoop.fs.Options.Rename.NONE
+        # rename(Path, Path, Options.Rename...) takes a Java array; py4j would pass a Python
+        # list as a java.util.ArrayList, which matches no overload
+        rename = self._jvm.org.apache.hadoop.fs.Options.Rename
+        options = self._jvm.java.lang.reflect.Array.newInstance(rename._java_lang_class, 1)
+        options[0] = rename.NONE
         try:
-            fc.rename(tmp, final, [rename_none])
+            fc.rename(tmp, final, options)
         except Exception as exc:  # noqa: BLE001 - py4j raises its own error type
             tmp.getFileSystem(self._conf).delete(tmp, False)
             if "FileAlreadyExistsException" in _java_class_name(exc) or "already exists" in str(exc):
