@@ -10,8 +10,9 @@ Each timed load runs in a fresh Python process (imports done, caches empty), and
   deltalake  DeltaTable(path, version=...) plus file_uris()          (the comparison of record)
   deltalake  DeltaTable(path, version=...) plus get_add_actions()    (also decodes the stats)
 for the latest version (read from the checkpoint at 300 alone) and for version 299 (the
-checkpoint at 290 plus 9 JSON commits of 1,000 adds). Reported: the median of ``--runs`` loads
-and the ratio sqlext / deltalake (below 1 means sqlext is faster).
+checkpoint at 290 plus 9 JSON commits of 1,000 adds). The engines take turns, run after run.
+Reported: the median and the best of ``--runs`` loads, and the ratio of the medians
+sqlext / deltalake (below 1 means sqlext is faster).
 
     .venv/bin/python bench/snapshot_load.py [--commits 300 --adds 1000 --runs 5]
 """
@@ -95,13 +96,16 @@ def main() -> None:
     engines = ["sqlext", "deltalake", "deltalake-adds"]
     print(f"\n{'version':40s} {'engine':16s} {'median s':>9s} {'min s':>7s} {'files':>8s}")
     for label, version in targets:
+        results: dict[str, list[dict]] = {e: [] for e in engines}
+        for _ in range(args.runs):          # interleaved, so that machine noise hits all alike
+            for engine in engines:
+                results[engine].append(_run(engine, args.path, version))
         medians = {}
         for engine in engines:
-            results = [_run(engine, args.path, version) for _ in range(args.runs)]
-            secs = [r["seconds"] for r in results]
+            secs = [r["seconds"] for r in results[engine]]
             medians[engine] = statistics.median(secs)
             print(f"{label:40s} {engine:16s} {medians[engine]:9.3f} {min(secs):7.3f} "
-                  f"{results[0]['files']:8,d}", flush=True)
+                  f"{results[engine][0]['files']:8,d}", flush=True)
         print(f"{'':40s} ratio sqlext / deltalake (file_uris)       = "
               f"{medians['sqlext'] / medians['deltalake']:.2f}x")
         print(f"{'':40s} ratio sqlext / deltalake (get_add_actions) = "
