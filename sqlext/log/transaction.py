@@ -14,6 +14,7 @@ from sqlext.errors import (ConcurrentModificationException, ProtocolChangedExcep
                            UnsupportedOperationError)
 from sqlext.log.actions import (Action, AddFile, CommitInfo, Metadata, Protocol,
                                 RemoveFile, SetTransaction, decode_path, serialize_commit)
+from sqlext.log.cleanup import cleanup_expired_logs
 from sqlext.log.conflicts import (SERIALIZABLE, WRITE_SERIALIZABLE, ReadSet, WinningCommit,
                                   check_conflicts, pruner_factory)
 from sqlext.log.protocol import check_writable
@@ -48,8 +49,10 @@ class Transaction:
         self.new_protocol: Protocol | None = None
         default = (snapshot.metadata.configuration.get("delta.isolationLevel")
                    if snapshot is not None else None)
-        # delta-spark's default: blind appends may commit ahead of a transaction that read
-        self.isolation_level = isolation_level or default or WRITE_SERIALIZABLE
+        # Serializable by default, stricter than delta-spark's WriteSerializable: a DELETE, UPDATE
+        # or MERGE fails when rows were appended concurrently into the region it read, instead of
+        # committing as if the append came after it. delta.isolationLevel=WriteSerializable opts out.
+        self.isolation_level = isolation_level or default or SERIALIZABLE
         if self.isolation_level not in (SERIALIZABLE, WRITE_SERIALIZABLE):
             raise SqlextError(f"table {log_.name}: unknown isolation level {self.isolation_level!r};"
                               f" use {SERIALIZABLE} or {WRITE_SERIALIZABLE}")
@@ -200,8 +203,16 @@ class Transaction:
             snapshot = self.log.snapshot(version)
             if version % self.log.checkpoint_interval(snapshot) == 0:
                 self.log.write_checkpoint(snapshot)
+            else:
+                return
         except Exception as exc:  # noqa: BLE001 - the commit stands; a checkpoint is an optimisation
             log.warning("table %s: commit %s succeeded but writing its checkpoint failed: %s",
+                        self.log.name, version, exc)
+            return
+        try:
+            cleanup_expired_logs(self.log, snapshot)
+        except Exception as exc:  # noqa: BLE001 - expired log files can wait for the next checkpoint
+            log.warning("table %s: checkpoint %s written but log cleanup failed: %s",
                         self.log.name, version, exc)
 
 

@@ -135,7 +135,7 @@ def test_commit_info_and_actions_on_disk(tmp_path):
     assert info["operationParameters"] == {"mode": "Append", "partitionBy": '["part"]'}
     assert info["operationMetrics"] == {"numFiles": "1", "numOutputRows": "1"}
     assert info["isBlindAppend"] is True and info["userMetadata"] == "hello"
-    assert info["isolationLevel"] == WRITE_SERIALIZABLE
+    assert info["isolationLevel"] == SERIALIZABLE
     assert info["engineInfo"].startswith("sqlext/")
     assert lines[1]["add"]["path"] == add.path
     with pytest.raises(SqlextError, match="already committed"):
@@ -410,11 +410,11 @@ def test_blind_appends_never_conflict(table, level):
 
 
 def test_table_isolation_level_property(tmp_path):
-    log = create_table(tmp_path / "t", configuration={"delta.isolationLevel": SERIALIZABLE})
-    assert log.start_transaction().isolation_level == SERIALIZABLE
-    assert log.start_transaction(isolation_level=WRITE_SERIALIZABLE).isolation_level == WRITE_SERIALIZABLE
+    log = create_table(tmp_path / "t", configuration={"delta.isolationLevel": WRITE_SERIALIZABLE})
+    assert log.start_transaction().isolation_level == WRITE_SERIALIZABLE
+    assert log.start_transaction(isolation_level=SERIALIZABLE).isolation_level == SERIALIZABLE
     log2 = create_table(tmp_path / "u")
-    assert log2.start_transaction().isolation_level == WRITE_SERIALIZABLE
+    assert log2.start_transaction().isolation_level == SERIALIZABLE
 
 
 # --- concurrent OS processes ------------------------------------------------------------------------
