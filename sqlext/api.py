@@ -41,11 +41,19 @@ def read(spark: SparkSession, table: str, versionAsOf: int | None = None, timest
 
 def changes(spark: SparkSession, table: str, startingVersion=None, endingVersion=None,
             startingTimestamp=None, endingTimestamp=None, deduplicationMode: str = "none",
-            computeUpdates: bool = False, identifierColumns=None) -> DataFrame:
-    """The table's change feed between two versions or timestamps (inclusive)."""
+            computeUpdates: bool = False, identifierColumns=None,
+            filter: str | None = None) -> DataFrame:  # noqa: A002 - like read's option
+    """The table's change feed between two versions or timestamps (inclusive).
+
+    Columns: the table's, ``_change_type``, ``_commit_version``, ``_commit_timestamp``.
+    ``deduplicationMode``: ``none``, ``dropCarryovers`` or ``netChanges`` (Spark 4's CHANGES
+    clause); ``computeUpdates`` with ``identifierColumns`` pairs deletes and inserts of one key
+    into updates; ``filter`` (SQL) prunes files. See :func:`sqlext.engine.changes.changes`.
+    """
     from sqlext.engine.changes import changes as _changes
     return _changes(spark, table, startingVersion, endingVersion, startingTimestamp,
-                    endingTimestamp, deduplicationMode, computeUpdates, identifierColumns)
+                    endingTimestamp, deduplicationMode, computeUpdates, identifierColumns,
+                    filter=filter)
 
 
 def sql(spark: SparkSession, text: str) -> DataFrame:

@@ -150,3 +150,16 @@ class DeltaTable:
                snapshot.protocol.min_reader_version, snapshot.protocol.min_writer_version,
                features)
         return self._spark.createDataFrame([row], DETAIL_SCHEMA)
+
+    # --- change feed --------------------------------------------------------------------------
+
+    def changes(self, startingVersion=None, endingVersion=None, startingTimestamp=None,
+                endingTimestamp=None, deduplicationMode: str = "none",
+                computeUpdates: bool = False, identifierColumns=None,
+                filter: str | None = None) -> DataFrame:  # noqa: A002 - the option's public name
+        """The table's change feed between two versions or timestamps (inclusive); see
+        :func:`sqlext.changes`."""
+        from sqlext.engine.changes import changes_of
+        return changes_of(self._spark, self._ref, startingVersion, endingVersion,
+                          startingTimestamp, endingTimestamp, deduplicationMode, computeUpdates,
+                          identifierColumns, filter)

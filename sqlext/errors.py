@@ -74,6 +74,10 @@ class ChangeDataFeedError(SqlextError):
     """A change feed read cannot be answered as asked (range, feed disabled, files vacuumed)."""
 
 
+class ChangeDataFilesMissingError(ChangeDataFeedError, DeltaFileNotFoundError):
+    """A change feed read needs a data or change file that is gone (removed by VACUUM, or lost)."""
+
+
 # --- concurrency (delta-spark's names) ---------------------------------------------------------
 
 

@@ -2,7 +2,8 @@
 
 Partition values come from ``partitionValues``, never from directory names: when the file names
 are unique (sqlext and delta-spark name every file with a UUID), a broadcast join on Spark's
-``_metadata.file_name`` attaches them; otherwise each partition's files are read apart and unioned.
+``_metadata.file_name`` attaches them (and any other per-file values a caller needs, such as a
+change feed's commit version); files whose names repeat are read by separate scans, unioned.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import datetime as _dt
 import os
 from collections import defaultdict
+from dataclasses import dataclass
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -24,6 +26,7 @@ from sqlext.log.storage import is_local
 from sqlext.log.table import DeltaLog
 
 FILE_COLUMN = "__sqlext_file"
+_NAME = "__sqlext_name"
 
 
 def _typed(value, dt: T.DataType):
@@ -54,51 +57,82 @@ def scan(spark: SparkSession, log: DeltaLog, snapshot: Snapshot, files: list[Add
     action path, so that callers can tell which files hold which rows.
     """
     files = snapshot.files if files is None else files
-    schema = spark_schema(snapshot.metadata.schema_string)
-    pcols = snapshot.partition_columns
-    stored = data_schema(schema, pcols)
-    out_cols = [f"`{f.name.replace('`', '``')}`" for f in schema.fields]
-    if with_file_column:
-        out_cols.append(FILE_COLUMN)
-    if not files:
-        fields = list(schema.fields) + ([T.StructField(FILE_COLUMN, T.StringType())]
-                                        if with_file_column else [])
-        return spark.createDataFrame([], T.StructType(fields))
     check_files_exist(log, snapshot, files)
-    paths = [log.data_path(f.path) for f in files]
-    names = [os.path.basename(p) for p in paths]
-    unique_names = len(set(names)) == len(names)
-    if not pcols and not with_file_column:
-        return spark.read.schema(stored).parquet(*paths).select(*out_cols)
-    if unique_names:
-        base = spark.read.schema(stored).parquet(*paths).withColumn(
-            "__sqlext_name", F.col("_metadata.file_name"))
-        ptypes = {f.name.lower(): f.dataType for f in schema.fields}
-        pfields = [T.StructField(c, ptypes[c.lower()]) for c in pcols]
-        mapping_schema = T.StructType([T.StructField("__sqlext_name", T.StringType(), False),
-                                       T.StructField(FILE_COLUMN, T.StringType(), False), *pfields])
-        rows = [(name, f.path, *[_typed(_pv(f, c), ptypes[c.lower()]) for c in pcols])
-                for name, f in zip(names, files)]
-        mapping = spark.createDataFrame(rows, mapping_schema)
-        joined = base.join(F.broadcast(mapping), "__sqlext_name")
-        return joined.select(*out_cols)
-    groups: dict[tuple, list[int]] = defaultdict(list)
-    for i, f in enumerate(files):
-        groups[tuple(_pv(f, c) for c in pcols)].append(i)
+    extra = [T.StructField(FILE_COLUMN, T.StringType(), False)] if with_file_column else []
+    reads = [FileRead(f.path, f.partition_values, (f.path,) if with_file_column else ())
+             for f in files]
+    return read_files(spark, log, spark_schema(snapshot.metadata.schema_string),
+                      snapshot.partition_columns, reads, extra)
+
+
+@dataclass(frozen=True)
+class FileRead:
+    """One file to read: its action path, partition values, and its values of the caller's
+    extra per-file columns."""
+
+    path: str
+    partition_values: dict[str, str | None]
+    extras: tuple = ()
+
+
+def read_files(spark: SparkSession, log: DeltaLog, schema: T.StructType,
+               partition_columns: list[str], files: list[FileRead],
+               extra_fields: list[T.StructField] = ()) -> DataFrame:
+    """The rows of ``files`` with the columns of ``schema`` followed by ``extra_fields``.
+
+    Partition columns take each file's partition value, the other columns of ``schema`` are read
+    from the parquet files (NULL where a file lacks one), and each extra column takes the value
+    the file's :class:`FileRead` gives it. All files are read by one parquet scan per set of
+    distinct file names (normally one); a file listed several times (e.g. added in one version,
+    removed in another) is read once and its rows come out once per listing.
+    """
+    fields = list(schema.fields) + list(extra_fields)
+    out_cols = [_quoted(f.name) for f in fields]
+    if not files:
+        return spark.createDataFrame([], T.StructType(fields))
+    stored = data_schema(schema, partition_columns)
+    listings: dict[str, list[FileRead]] = defaultdict(list)
+    for f in files:
+        listings[log.data_path(f.path)].append(f)
+    if not partition_columns and not extra_fields:
+        return spark.read.schema(stored).parquet(*listings).select(*out_cols)
     ptypes = {f.name.lower(): f.dataType for f in schema.fields}
-    parts = []
-    for key, idxs in groups.items():
-        df = spark.read.schema(stored).parquet(*[paths[i] for i in idxs])
-        for c, v in zip(pcols, key):
-            df = df.withColumn(c, F.lit(_typed(v, ptypes[c.lower()])).cast(ptypes[c.lower()]))
-        if with_file_column:
-            lookup = F.create_map(*[x for i in idxs for x in (F.lit(names[i]), F.lit(files[i].path))])
-            df = df.withColumn(FILE_COLUMN, lookup[F.col("_metadata.file_name")])
-        parts.append(df.select(*out_cols))
-    result = parts[0]
-    for p in parts[1:]:
-        result = result.unionByName(p)
+    pfields = [T.StructField(c, ptypes[c.lower()]) for c in partition_columns]
+    mapping_schema = T.StructType([T.StructField(_NAME, T.StringType(), False), *pfields,
+                                   *extra_fields])
+    result = None
+    for layer in _unique_name_layers(list(listings)):
+        rows = [(os.path.basename(path), *[_typed(_pv(f, c), ptypes[c.lower()])
+                                           for c in partition_columns], *f.extras)
+                for path in layer for f in listings[path]]
+        mapping = spark.createDataFrame(rows, mapping_schema)
+        base = spark.read.schema(stored).parquet(*layer).withColumn(
+            _NAME, F.col("_metadata.file_name"))
+        part = base.join(F.broadcast(mapping), _NAME).select(*out_cols)
+        result = part if result is None else result.unionByName(part)
     return result
+
+
+def _quoted(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def _unique_name_layers(paths: list[str]) -> list[list[str]]:
+    """``paths`` split into as few lists as needed for file names to be unique within each (the
+    rows of a file are matched to its listing by file name)."""
+    layers: list[list[str]] = []
+    names: list[set[str]] = []
+    for path in paths:
+        name = os.path.basename(path)
+        for layer, taken in zip(layers, names):
+            if name not in taken:
+                layer.append(path)
+                taken.add(name)
+                break
+        else:
+            layers.append([path])
+            names.append({name})
+    return layers
 
 
 def _pv(f: AddFile, column: str):
