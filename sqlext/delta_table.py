@@ -163,3 +163,17 @@ class DeltaTable:
         return changes_of(self._spark, self._ref, startingVersion, endingVersion,
                           startingTimestamp, endingTimestamp, deduplicationMode, computeUpdates,
                           identifierColumns, filter)
+
+    # --- DELETE and UPDATE --------------------------------------------------------------------
+
+    def delete(self, condition=None) -> None:
+        """Delete the rows where ``condition`` (SQL string or Column) is true; all rows without
+        one. Only files holding matching rows are rewritten; metrics go to :meth:`history`."""
+        from sqlext.engine.delete import delete
+        delete(self._spark, self._log, condition, alias=self._alias)
+
+    def update(self, condition=None, set=None) -> None:  # noqa: A002 - delta-spark's name
+        """Set columns in the rows where ``condition`` (SQL string or Column; all rows without
+        one) is true; ``set`` maps column names to SQL strings or Columns over the old row."""
+        from sqlext.engine.update import update
+        update(self._spark, self._log, condition, set, alias=self._alias)

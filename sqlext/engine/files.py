@@ -16,6 +16,7 @@ from urllib.parse import unquote
 from zoneinfo import ZoneInfo
 
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from sqlext.engine import storage_bridge
@@ -28,6 +29,10 @@ STAGING_DIR = "_sqlext_staging"
 CHANGE_DATA_DIR = "_change_data"
 HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
 _PART_NO = re.compile(r"^part-(\d+)")
+CHANGE_TYPE = "_change_type"
+# virtual first partition column of a ``kind="mixed"`` write: true for change rows (as delta-spark's
+# ``__is_cdc``); its directory never reaches the table. No leading "_": listings skip those.
+_IS_CHANGE = "sqlext__is_cdc"
 
 
 @dataclass
@@ -44,6 +49,11 @@ class WrittenFile:
 
     def cdc(self) -> AddCDCFile:
         return AddCDCFile(encode_path(self.path), self.partition_values, self.size, False)
+
+    @property
+    def is_change_file(self) -> bool:
+        """Whether this is a change data file (under ``_change_data/``)."""
+        return self.path.startswith(CHANGE_DATA_DIR + "/")
 
     @property
     def num_records(self) -> int | None:
@@ -74,19 +84,31 @@ def write_files(spark: SparkSession, df: DataFrame, log: DeltaLog, partition_col
                 table_schema: T.StructType, *, kind: str = "data",
                 num_indexed_cols: int = DEFAULT_NUM_INDEXED_COLS) -> list[WrittenFile]:
     """Write ``df`` (whose columns are the table's, in any order, plus ``_change_type`` for
-    ``kind="cdc"``) as parquet files of the table. Returns the files, not yet committed."""
+    ``kind="cdc"`` and ``kind="mixed"``) as parquet files of the table. Returns the files, not
+    yet committed.
+
+    ``kind="mixed"`` writes data and change rows in one Spark job, as delta-spark does: rows whose
+    ``_change_type`` is NULL become data files (which then carry an all-NULL ``_change_type``
+    column, ignored by readers, as delta-spark's do), the others change files; tell them apart
+    with :attr:`WrittenFile.is_change_file`. One job means expressions are evaluated once per
+    row, so data and change rows agree even for ``rand()`` or ``current_timestamp()``.
+    """
     staging = log.store.join(log.location, STAGING_DIR, uuid.uuid4().hex)
-    ordered = [c for c in df.columns if c.lower() not in {p.lower() for p in partition_columns}]
-    ordered += [next(c for c in df.columns if c.lower() == p.lower()) for p in partition_columns]
+    mixed = kind == "mixed"
+    write_partitions = ([_IS_CHANGE] if mixed else []) + list(partition_columns)
+    if mixed:
+        df = df.withColumn(_IS_CHANGE, F.col(CHANGE_TYPE).isNotNull())
+    ordered = [c for c in df.columns if c.lower() not in {p.lower() for p in write_partitions}]
+    ordered += [next(c for c in df.columns if c.lower() == p.lower()) for p in write_partitions]
     df = df.select(*[f"`{c.replace('`', '``')}`" for c in ordered])
     try:
-        (df.write.mode("errorifexists").partitionBy(*partition_columns)
+        (df.write.mode("errorifexists").partitionBy(*write_partitions)
          .option("compression", "snappy").parquet(staging))
         written = storage_bridge.list_files(spark, staging)
         fields = [f for f in parse_schema(table_schema.json())
                   if f.name.lower() not in {p.lower() for p in partition_columns}]
         if kind == "cdc":
-            fields = fields + [Field("_change_type", "string")]
+            fields = fields + [Field(CHANGE_TYPE, "string")]
         types = {f.name.lower(): f.type for f in parse_schema(table_schema.json())}
         session_tz = spark.conf.get("spark.sql.session.timeZone") or "UTC"
         out = []
@@ -95,14 +117,19 @@ def write_files(spark: SparkSession, df: DataFrame, log: DeltaLog, partition_col
             dirs, name = parts[:-1], parts[-1]
             if not name.endswith(".parquet"):
                 continue
+            file_kind = kind
+            if mixed:
+                file_kind = "cdc" if dirs[0] == f"{_IS_CHANGE}=true" else "data"
+                dirs = dirs[1:]
             m = _PART_NO.match(name)
-            prefix = "cdc" if kind == "cdc" else "part"
+            prefix = "cdc" if file_kind == "cdc" else "part"
             new_name = f"{prefix}-{int(m.group(1)) if m else 0:05d}-{uuid.uuid4()}.c000.snappy.parquet"
-            target_rel = "/".join(([CHANGE_DATA_DIR] if kind == "cdc" else []) + dirs + [new_name])
+            target_rel = "/".join(([CHANGE_DATA_DIR] if file_kind == "cdc" else []) + dirs
+                                  + [new_name])
             target = log.store.join(log.location, *target_rel.split("/"))
             storage_bridge.move_file(spark, log.store.join(staging, *parts), target)
             stats = file_stats(storage_bridge.open_for_footer(spark, target), fields,
-                               num_indexed_cols) if kind == "data" else None
+                               num_indexed_cols) if file_kind == "data" else None
             out.append(WrittenFile(target_rel, _partition_values(dirs, partition_columns, types,
                                                                  session_tz),
                                    size, mtime, stats))

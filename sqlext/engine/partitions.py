@@ -15,10 +15,11 @@ from sqlext.log.snapshot import Snapshot
 
 
 def files_matching_partition_predicate(spark: SparkSession, snapshot: Snapshot,
-                                       files: list[AddFile], condition: Column) -> list[AddFile]:
+                                       files: list[AddFile], condition: Column,
+                                       alias: str | None = None) -> list[AddFile]:
     """The files whose partition values make ``condition`` true (NULL counts as false).
 
-    ``condition`` must refer to partition columns only.
+    ``condition`` must refer to partition columns only (qualified by ``alias``, if given).
     """
     pcols = snapshot.partition_columns
     if not files:
@@ -32,6 +33,8 @@ def files_matching_partition_predicate(spark: SparkSession, snapshot: Snapshot,
     rows = [(i, *[_typed(v, types[c.lower()]) for c, v in zip(pcols, key)])
             for i, key in enumerate(key_list)]
     df = spark.createDataFrame(rows, T.StructType(fields))
+    if alias:
+        df = df.alias(alias)
     hits = {r[0] for r in df.filter(condition.eqNullSafe(F.lit(True))).select("__sqlext_key").collect()}
     matching = {key_list[i] for i in hits}
     return [f for f in files if tuple(_pv(f, c) for c in pcols) in matching]

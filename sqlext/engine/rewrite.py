@@ -1,22 +1,27 @@
 """The touched-files pattern shared by DELETE, UPDATE, MERGE and ``replaceWhere``: find the files
 that really hold rows matching a condition, and rewrite only those.
+
+Building blocks: :func:`count_matches` (one scan: which candidates hold matching rows, how many),
+:func:`deleting` / :func:`updating` (the rewritten rows, with their change rows), and
+:func:`rewrite_files` (one Spark job writing data and change files for the touched files).
+:func:`delete_matching_rows` and :func:`update_matching_rows` combine them; MERGE can build its
+own output DataFrame and call :func:`rewrite_files`.
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from sqlext.engine.files import WrittenFile, write_files
+from sqlext.engine.files import CHANGE_TYPE, WrittenFile, write_files
 from sqlext.engine.scan import FILE_COLUMN, scan
 from sqlext.engine.schemas import spark_schema
 from sqlext.log.actions import AddFile
 from sqlext.log.snapshot import Snapshot
 from sqlext.log.table import DeltaLog
-
-CHANGE_TYPE = "_change_type"
 
 
 @dataclass
@@ -29,14 +34,29 @@ class Rewrite:
     metrics: dict[str, int] = field(default_factory=dict)
 
 
+def scan_rows(spark: SparkSession, log: DeltaLog, snapshot: Snapshot, files: list[AddFile],
+              alias: str | None = None, with_file_column: bool = False) -> DataFrame:
+    """The rows of ``files``, aliased as the statement names the table (for ``t.col``)."""
+    df = scan(spark, log, snapshot, files, with_file_column=with_file_column)
+    return df.alias(alias) if alias else df
+
+
+def count_matches(spark: SparkSession, log: DeltaLog, snapshot: Snapshot,
+                  candidates: list[AddFile], condition: Column,
+                  alias: str | None = None) -> dict[str, int]:
+    """``{action path: rows where condition is true}`` for the candidate files holding any such
+    row (one Spark scan of the candidates)."""
+    if not candidates:
+        return {}
+    df = scan_rows(spark, log, snapshot, candidates, alias, with_file_column=True)
+    rows = df.filter(condition.eqNullSafe(F.lit(True))).groupBy(FILE_COLUMN).count().collect()
+    return {r[0]: r[1] for r in rows}
+
+
 def files_with_matches(spark: SparkSession, log: DeltaLog, snapshot: Snapshot,
                        candidates: list[AddFile], condition: Column) -> list[AddFile]:
     """The candidate files holding at least one row where ``condition`` is true (one Spark scan)."""
-    if not candidates:
-        return []
-    df = scan(spark, log, snapshot, candidates, with_file_column=True)
-    hit = {r[0] for r in df.filter(condition.eqNullSafe(F.lit(True)))
-           .select(FILE_COLUMN).distinct().collect()}
+    hit = count_matches(spark, log, snapshot, candidates, condition)
     return [f for f in candidates if f.path in hit]
 
 
@@ -59,23 +79,123 @@ def write_changes(spark: SparkSession, log: DeltaLog, snapshot: Snapshot, df: Da
                        schema, kind="cdc")
 
 
+def rewrite_files(spark: SparkSession, log: DeltaLog, snapshot: Snapshot,
+                  touched: list[AddFile], output: DataFrame, with_changes: bool) -> Rewrite:
+    """Replace the ``touched`` files by the rows of ``output``, in one Spark job.
+
+    ``output`` has the table's columns and, ``with_changes``, ``_change_type``: rows where it is
+    NULL are the new data, the others go to ``_change_data/`` as change rows (one job, so data
+    and change rows come from the same evaluation of every expression). Nothing is committed.
+    """
+    written = write_files(spark, output, log, snapshot.partition_columns,
+                          spark_schema(snapshot.metadata.schema_string),
+                          kind="mixed" if with_changes else "data")
+    return Rewrite(list(touched), [w for w in written if not w.is_change_file],
+                   [w for w in written if w.is_change_file])
+
+
+def _quoted(name: str) -> Column:
+    return F.col("`" + name.replace("`", "``") + "`")
+
+
+def deleting(rows: DataFrame, matches: Column, with_changes: bool) -> DataFrame:
+    """The output (see :func:`rewrite_files`) that deletes the rows where ``matches`` is true:
+    the other rows are kept, the deleted ones become ``delete`` change rows."""
+    if with_changes:
+        return rows.withColumn(CHANGE_TYPE, F.when(matches, F.lit("delete")))
+    return rows.filter(~matches)
+
+
+def updating(rows: DataFrame, matches: Column, assignments: dict[str, Column],
+             with_changes: bool) -> DataFrame:
+    """The output (see :func:`rewrite_files`) that updates the rows where ``matches`` is true:
+    ``assignments`` (column name -> value of the table's type, computed from the old row) replace
+    their columns; with changes, each updated row also yields its ``update_preimage`` and
+    ``update_postimage`` change rows. Rows that do not match are copied unchanged."""
+    names = rows.columns
+    matched = "__sqlext_matched"
+    new = {name: f"__sqlext_new_{i}" for i, name in enumerate(assignments)}
+    # new values are computed in their own projection, once per row: the data row and the
+    # postimage then agree even for non-deterministic values
+    staged = rows.select(*[_quoted(c) for c in names], matches.alias(matched),
+                         *[F.when(matches, v).alias(new[c]) for c, v in assignments.items()])
+    after = [F.when(F.col(matched), F.col(new[c])).otherwise(_quoted(c)).alias(c)
+             if c in new else _quoted(c) for c in names]
+    if not with_changes:
+        return staged.select(*after)
+    before = [_quoted(c).alias(c) for c in names]
+    data = F.struct(*after, F.lit(None).cast("string").alias(CHANGE_TYPE))
+    pre = F.struct(*before, F.lit("update_preimage").alias(CHANGE_TYPE))
+    post = F.struct(*after, F.lit("update_postimage").alias(CHANGE_TYPE))
+    exploded = F.explode(F.when(F.col(matched), F.array(data, pre, post)).otherwise(F.array(data)))
+    return staged.select(exploded.alias("__sqlext_row")).select("__sqlext_row.*")
+
+
+def _ms_since(started: float) -> int:
+    return int((time.monotonic() - started) * 1000)
+
+
+def _added_records(rewrite: Rewrite) -> int | None:
+    return total_records([w.add() for w in rewrite.added])
+
+
+def _rewrite_matching(spark: SparkSession, log: DeltaLog, snapshot: Snapshot,
+                      candidates: list[AddFile], condition: Column | None, alias: str | None,
+                      output, with_changes: bool) -> tuple[Rewrite, int | None, int | None]:
+    """Rewrite the candidates holding rows where ``condition`` is true (all candidates when it
+    is None) with ``output(rows, matches)``. Returns the rewrite (with its timings), the number
+    of matching rows (None when not counted) and the number of data rows written (None when a
+    written file has no statistics)."""
+    started = time.monotonic()
+    if condition is None:
+        touched, matched, matches = list(candidates), None, F.lit(True)
+    else:
+        counts = count_matches(spark, log, snapshot, candidates, condition, alias)
+        touched = [f for f in candidates if f.path in counts]
+        matched, matches = sum(counts.values()), condition.eqNullSafe(F.lit(True))
+    scan_ms = _ms_since(started)
+    result, written = Rewrite(), 0
+    if touched:
+        rows = scan_rows(spark, log, snapshot, touched, alias)
+        result = rewrite_files(spark, log, snapshot, touched, output(rows, matches), with_changes)
+        written = _added_records(result)
+    result.metrics = {"scanTimeMs": scan_ms, "rewriteTimeMs": _ms_since(started) - scan_ms}
+    return result, matched, written
+
+
 def delete_matching_rows(spark: SparkSession, log: DeltaLog, snapshot: Snapshot,
                          candidates: list[AddFile], condition: Column,
-                         write_change_data: bool) -> Rewrite:
+                         write_change_data: bool, alias: str | None = None) -> Rewrite:
     """Rewrite the candidate files that hold rows where ``condition`` is true, keeping the rows
-    where ``NOT (condition <=> true)``; the deleted rows go to the change feed when asked."""
-    touched = files_with_matches(spark, log, snapshot, candidates, condition)
-    if not touched:
-        return Rewrite(metrics={"numDeletedRows": 0, "numCopiedRows": 0})
-    rows = scan(spark, log, snapshot, touched)
-    matches = condition.eqNullSafe(F.lit(True))
-    kept = write_files(spark, rows.filter(~matches), log, snapshot.partition_columns,
-                       spark_schema(snapshot.metadata.schema_string))
-    copied = total_records([f.add() for f in kept])
+    where ``NOT (condition <=> true)``; the deleted rows go to the change feed when asked.
+    Metrics: ``numDeletedRows``, ``numCopiedRows``, ``scanTimeMs``, ``rewriteTimeMs``."""
+    result, deleted, copied = _rewrite_matching(
+        spark, log, snapshot, candidates, condition, alias,
+        lambda rows, matches: deleting(rows, matches, write_change_data), write_change_data)
     if copied is None:
-        copied = rows.filter(~matches).count()
-    before = total_records(touched)
-    deleted = before - copied if before is not None else rows.filter(matches).count()
-    changes = write_changes(spark, log, snapshot, rows.filter(matches), "delete") \
-        if write_change_data and deleted else []
-    return Rewrite(touched, kept, changes, {"numDeletedRows": deleted, "numCopiedRows": copied})
+        before = total_records(result.removed)
+        copied = before - deleted if before is not None else None
+    result.metrics.update(numDeletedRows=deleted, numCopiedRows=copied)
+    return result
+
+
+def update_matching_rows(spark: SparkSession, log: DeltaLog, snapshot: Snapshot,
+                         candidates: list[AddFile], condition: Column | None,
+                         assignments: dict[str, Column], write_change_data: bool,
+                         alias: str | None = None) -> Rewrite:
+    """Rewrite the candidate files that hold rows where ``condition`` is true (``None``: every
+    row of every candidate matches, no scan needed to find them), applying ``assignments`` to
+    those rows; ``update_preimage``/``update_postimage`` change rows for the updated rows when
+    asked. Metrics: ``numUpdatedRows``, ``numCopiedRows``, ``scanTimeMs``, ``rewriteTimeMs``."""
+    result, updated, total = _rewrite_matching(
+        spark, log, snapshot, candidates, condition, alias,
+        lambda rows, matches: updating(rows, matches, assignments, write_change_data),
+        write_change_data)
+    if total is None:
+        total = total_records(result.removed)
+    if updated is None:
+        updated = total
+    result.metrics.update(numUpdatedRows=updated,
+                          numCopiedRows=None if total is None or updated is None
+                          else total - updated)
+    return result

@@ -1,0 +1,76 @@
+"""DELETE, as delta-spark's DeleteCommand does it, in three cases:
+
+1. no condition: every file is removed in one commit; no data is read;
+2. a condition on partition columns only: the files whose partition values make it true are
+   removed; no data file is read (Spark evaluates the condition on the distinct partition
+   values, so its SQL semantics apply);
+3. any other condition: files are pruned by partition values and min/max statistics, one scan
+   finds the files that really hold rows where ``condition <=> true``, and only those are
+   rewritten with the rows where ``NOT (condition <=> true)`` (rows where the condition is NULL
+   stay). With the change feed on, the deleted rows are written as ``delete`` change rows in the
+   same job. No matching row: nothing is committed.
+
+Cases 1 and 2 write no change files: the change feed reads their ``remove`` actions as deletes.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import SparkSession
+
+from sqlext.engine.conditions import resolve_condition
+from sqlext.engine.dml import (DmlResult, Timer, begin, commit, file_metrics, record_reads, removes,
+                               spark_job_errors, table_frame)
+from sqlext.engine.partitions import files_matching_partition_predicate
+from sqlext.engine.rewrite import delete_matching_rows, total_records
+from sqlext.log.pruning import Pruner
+from sqlext.log.table import DeltaLog
+from sqlext.log.transaction import Transaction
+
+OPERATION = "DELETE"
+
+
+def delete(spark: SparkSession, log: DeltaLog, condition=None, *, alias: str | None = None,
+           txn: Transaction | None = None) -> DmlResult:
+    """Delete the rows where ``condition`` (SQL string or Column; None: all rows) is true.
+
+    ``alias`` is the name conditions may qualify columns with; ``txn`` a transaction already
+    started (default: a new one on the latest version). Returns the committed version (None when
+    nothing matched) and delta-spark's metrics.
+    """
+    timer = Timer()
+    txn, snapshot = begin(log, txn, OPERATION)
+    pcols = snapshot.partition_columns
+    cond = None
+    if condition is not None:
+        cond = resolve_condition(table_frame(spark, snapshot, alias), condition, log.name,
+                                 snapshot.version, OPERATION)
+    added, changes, scanned = [], [], []
+    if cond is None:
+        removed = snapshot.files
+        rows = {"numDeletedRows": total_records(removed), "numCopiedRows": 0}
+        scan_ms, rewrite_ms = timer.lap(), 0
+    elif cond.metadata_only(pcols):
+        # pruning first only narrows the distinct partition values Spark has to evaluate
+        candidates = Pruner(cond.predicate, snapshot.schema, pcols).prune(snapshot.files) \
+            if cond.predicate is not None else snapshot.files
+        with spark_job_errors(log, snapshot, OPERATION):
+            removed = files_matching_partition_predicate(spark, snapshot, candidates,
+                                                         cond.column, alias=alias)
+        rows = {"numDeletedRows": total_records(removed), "numCopiedRows": 0}
+        scan_ms, rewrite_ms = timer.lap(), 0
+    else:
+        scanned = Pruner(cond.predicate, snapshot.schema, pcols).prune(snapshot.files) \
+            if cond.predicate is not None else snapshot.files
+        with spark_job_errors(log, snapshot, OPERATION):
+            result = delete_matching_rows(spark, log, snapshot, scanned, cond.column,
+                                          snapshot.change_data_feed_enabled, alias)
+        removed, added, changes, rows = result.removed, result.added, result.changes, result.metrics
+        scan_ms, rewrite_ms = rows.pop("scanTimeMs"), rows.pop("rewriteTimeMs")
+    touched = {f.path for f in removed}
+    record_reads(txn, cond, [f for f in scanned if f.path not in touched])
+    metrics = {**file_metrics(removed, added, changes), **rows,
+               "numFilesBeforeSkipping": len(snapshot.files_by_path),
+               "numFilesAfterSkipping": len(scanned) if scanned else len(removed),
+               "scanTimeMs": scan_ms, "rewriteTimeMs": rewrite_ms}
+    actions = removes(removed) + [w.add() for w in added] + [c.cdc() for c in changes]
+    return commit(spark, txn, actions, OPERATION, cond.sql if cond else None, metrics, timer)

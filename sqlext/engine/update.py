@@ -1,0 +1,69 @@
+"""UPDATE, as delta-spark's UpdateCommand does it: only files holding rows where the condition is
+true are rewritten.
+
+- Files are pruned by partition values and min/max statistics. A condition on partition columns
+  only (or none) selects whole files, and every row of them is updated without a scan to find
+  them; otherwise one scan finds the files that really hold rows where ``condition <=> true``.
+- In those files, matching rows get the ``set`` values, computed from the old row and cast to
+  the column's type as Spark's ANSI store assignment does; other rows are copied unchanged.
+  Setting a partition column moves the row to its new partition.
+- With the change feed on, each updated row yields ``update_preimage`` and ``update_postimage``
+  change rows, written in the same Spark job as the data; copied rows yield none.
+- No matching row: nothing is committed.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import SparkSession
+
+from sqlext.engine.conditions import resolve_assignments, resolve_condition
+from sqlext.engine.dml import (DmlResult, Timer, begin, commit, file_metrics, record_reads, removes,
+                               spark_job_errors, table_frame)
+from sqlext.engine.partitions import files_matching_partition_predicate
+from sqlext.engine.rewrite import update_matching_rows
+from sqlext.log.pruning import Pruner
+from sqlext.log.table import DeltaLog
+from sqlext.log.transaction import Transaction
+
+OPERATION = "UPDATE"
+
+
+def update(spark: SparkSession, log: DeltaLog, condition=None, set=None, *,  # noqa: A002
+           alias: str | None = None, txn: Transaction | None = None) -> DmlResult:
+    """Set columns to new values in the rows where ``condition`` (SQL string or Column; None:
+    all rows) is true. ``set`` maps column names to SQL strings or Columns.
+
+    ``alias`` is the name expressions may qualify columns with; ``txn`` a transaction already
+    started (default: a new one on the latest version). Returns the committed version (None when
+    nothing matched) and delta-spark's metrics.
+    """
+    timer = Timer()
+    txn, snapshot = begin(log, txn, OPERATION, removes_data=True)
+    pcols = snapshot.partition_columns
+    frame = table_frame(spark, snapshot, alias)
+    case_sensitive = str(spark.conf.get("spark.sql.caseSensitive", "false")).lower() == "true"
+    assignments = resolve_assignments(frame, set, log.name, snapshot.version, OPERATION,
+                                      case_sensitive)
+    cond = None
+    if condition is not None:
+        cond = resolve_condition(frame, condition, log.name, snapshot.version, OPERATION)
+    candidates = snapshot.files
+    if cond is not None and cond.predicate is not None:
+        candidates = Pruner(cond.predicate, snapshot.schema, pcols).prune(candidates)
+    whole_files = cond is None or cond.metadata_only(pcols)
+    if cond is not None and whole_files:
+        with spark_job_errors(log, snapshot, OPERATION):
+            candidates = files_matching_partition_predicate(spark, snapshot, candidates,
+                                                            cond.column, alias=alias)
+    with spark_job_errors(log, snapshot, OPERATION):
+        result = update_matching_rows(spark, log, snapshot, candidates,
+                                      None if whole_files else cond.column, assignments,
+                                      snapshot.change_data_feed_enabled, alias)
+    touched = {f.path for f in result.removed}
+    record_reads(txn, cond, [f for f in candidates if f.path not in touched])
+    metrics = {**file_metrics(result.removed, result.added, result.changes), **result.metrics,
+               "numFilesBeforeSkipping": len(snapshot.files_by_path),
+               "numFilesAfterSkipping": len(candidates)}
+    actions = (removes(result.removed) + [w.add() for w in result.added]
+               + [c.cdc() for c in result.changes])
+    return commit(spark, txn, actions, OPERATION, cond.sql if cond else None, metrics, timer)
