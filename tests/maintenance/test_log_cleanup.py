@@ -21,13 +21,6 @@ from tests.support import deltalake_add_paths, read_deltalake
 DAY_MS = 86_400_000
 
 
-@pytest.fixture(autouse=True)
-def _fresh():
-    clear_caches()
-    yield
-    clear_caches()
-
-
 def _age(path: Path, versions, days_ago: float) -> None:
     """Give the commit (and checkpoint) files of ``versions`` an mtime ``days_ago`` days back,
     one second apart so that they stay in order."""

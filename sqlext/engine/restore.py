@@ -1,0 +1,150 @@
+"""RESTORE TABLE t TO VERSION AS OF n | TIMESTAMP AS OF ts, as delta-spark's RestoreTableCommand.
+
+One commit brings the table back to an older version: ``add`` (``dataChange=true``) for each file
+of that version the latest one lacks, ``remove`` (``dataChange=true``) for each file of the latest
+version the old one lacks, the old version's metadata, and a protocol that is never downgraded.
+The change feed reads the commit as the inserts and deletes it amounts to. The files to add must
+still exist: a version whose files were vacuumed cannot be restored
+(:class:`~sqlext.errors.DeltaFileNotFoundError`) unless ``spark.sql.files.ignoreMissingFiles`` is
+true, in which case the missing files are left out. The transaction reads the whole table, so any
+concurrent data change makes the RESTORE fail rather than undo it silently.
+
+Metrics (commit and result), delta-spark's: ``tableSizeAfterRestore``, ``numOfFilesAfterRestore``,
+``numRemovedFiles``, ``numRestoredFiles``, ``removedFilesSize``, ``restoredFilesSize``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass
+
+from sqlext.errors import (DeltaFileNotFoundError, SqlextError, TableNotFoundError,
+                           UnsupportedOperationError, VersionNotFoundException)
+from sqlext.log.actions import AddFile, Protocol
+from sqlext.log.protocol import check_readable, check_writable
+from sqlext.log.storage import is_local
+from sqlext.log.table import DeltaLog
+from sqlext.log.transaction import ENGINE_INFO, now_ms
+
+OPERATION = "RESTORE"
+IGNORE_MISSING_FILES = "spark.sql.files.ignoreMissingFiles"
+
+#: RESTORE's result columns (delta-spark's), in order, with the metric each one reports
+RESULT_COLUMNS = [("table_size_after_restore", "tableSizeAfterRestore"),
+                  ("num_of_files_after_restore", "numOfFilesAfterRestore"),
+                  ("num_removed_files", "numRemovedFiles"),
+                  ("num_restored_files", "numRestoredFiles"),
+                  ("removed_files_size", "removedFilesSize"),
+                  ("restored_files_size", "restoredFilesSize")]
+
+
+@dataclass
+class RestoreResult:
+    """The version RESTORE committed, the version it restored, and its metrics."""
+
+    version: int
+    restored_version: int
+    metrics: dict[str, int]
+
+
+def merged_protocol(restored: Protocol, current: Protocol) -> Protocol:
+    """The protocol after a restore: the stronger of the two, never a downgrade."""
+    def features(p: Protocol, attr: str) -> set[str]:
+        return set(getattr(p, attr) or [])
+    reader = max(restored.min_reader_version, current.min_reader_version)
+    writer = max(restored.min_writer_version, current.min_writer_version)
+    rf = features(restored, "reader_features") | features(current, "reader_features")
+    wf = features(restored, "writer_features") | features(current, "writer_features")
+    uses_rf = current.reader_features is not None or restored.reader_features is not None
+    uses_wf = current.writer_features is not None or restored.writer_features is not None
+    return Protocol(reader, writer, sorted(rf) if uses_rf and reader >= 3 else None,
+                    sorted(wf) if uses_wf and writer >= 7 else None, dict(current.extra))
+
+
+def _missing(log: DeltaLog, files: list[AddFile]) -> list[AddFile]:
+    if is_local(log.location):
+        return [f for f in files if not os.path.exists(log.data_path(f.path))]
+    return [f for f in files if not log.store.exists(log.data_path(f.path))]
+
+
+def restore_table(log: DeltaLog, version: int | None = None, timestamp_ms: int | None = None,
+                  *, timestamp_text: str | None = None, ignore_missing_files: bool = False,
+                  engine_info: str = ENGINE_INFO) -> RestoreResult:
+    """Restore the table of ``log`` to ``version`` or to the version current at
+    ``timestamp_ms`` (exactly one of them); no Spark needed. ``timestamp_text`` is what the
+    commit records as the ``timestamp`` parameter."""
+    if (version is None) == (timestamp_ms is None):
+        raise SqlextError(f"table {log.name}: RESTORE needs a version or a timestamp (exactly "
+                          "one of them)")
+    txn = log.start_transaction()
+    latest = txn.snapshot
+    if latest is None:
+        raise TableNotFoundError(f"{log.name} is not a Delta table (no _delta_log at "
+                                 f"{log.location}); RESTORE needs an existing table")
+    check_writable(log.name, latest.version, latest.protocol, latest.metadata)
+    target_version = (int(version) if version is not None
+                      else log.version_at_timestamp(int(timestamp_ms)))
+    if target_version > latest.version or target_version < 0:
+        raise VersionNotFoundException(
+            f"table {log.name}: cannot restore to version {target_version}: the latest version "
+            f"is {latest.version}. Give an earlier version.")
+    if target_version == latest.version:
+        raise UnsupportedOperationError(
+            f"table {log.name}: version {target_version} is the latest version already; RESTORE "
+            "needs an earlier version (as in delta-spark). The table is unchanged.")
+    target = log.snapshot(target_version)
+    check_readable(log.name, target.version, target.protocol, target.metadata)
+
+    current, wanted = latest.files_by_path, target.files_by_path     # keyed by decoded path
+    to_add = [dataclasses.replace(f, data_change=True) for p, f in wanted.items()
+              if p not in current]
+    to_remove = [f for p, f in current.items() if p not in wanted]
+    missing = _missing(log, to_add)
+    if missing and not ignore_missing_files:
+        shown = ", ".join(f.path for f in missing[:5])
+        raise DeltaFileNotFoundError(
+            f"table {log.name}: cannot restore to version {target_version}: {len(missing)} of "
+            f"its data files no longer exist (removed by VACUUM, or lost), e.g. {shown}. Restore "
+            "a later version, or set spark.sql.files.ignoreMissingFiles=true to restore without "
+            "them. The table is unchanged.")
+    if missing:
+        gone = {f.path for f in missing}
+        to_add = [f for f in to_add if f.path not in gone]
+
+    txn.read_whole_table()
+    txn.update_metadata(target.metadata)
+    protocol = merged_protocol(target.protocol, latest.protocol)
+    if protocol.to_dict() != latest.protocol.to_dict():
+        txn.update_protocol(protocol)
+    ts = now_ms()
+    actions = list(to_add) + [f.remove(ts) for f in to_remove]
+    metrics = {"tableSizeAfterRestore": target.size_in_bytes,
+               "numOfFilesAfterRestore": len(target.files_by_path),
+               "numRemovedFiles": len(to_remove),
+               "numRestoredFiles": len(to_add),
+               "removedFilesSize": sum(f.size for f in to_remove),
+               "restoredFilesSize": sum(f.size for f in to_add)}
+    params = {"version": target_version if version is not None else None,
+              "timestamp": timestamp_text if timestamp_ms is not None else None}
+    committed = txn.commit(actions, OPERATION, params, metrics, engine_info=engine_info)
+    return RestoreResult(committed, target_version, metrics)
+
+
+def restore(spark, log: DeltaLog, version: int | None = None, timestamp=None) -> RestoreResult:
+    """RESTORE with the session's settings: a timestamp is text (read in the session time zone),
+    a datetime or a date; ``spark.sql.files.ignoreMissingFiles`` allows missing files."""
+    from sqlext.engine.read import timestamp_ms
+    from sqlext.engine.write import engine_info
+    ts = None if timestamp is None else timestamp_ms(timestamp, spark)
+    ignore = str(spark.conf.get(IGNORE_MISSING_FILES, "false")).lower() == "true"
+    return restore_table(log, version, ts, timestamp_text=None if timestamp is None else str(timestamp),
+                         ignore_missing_files=ignore, engine_info=engine_info(spark))
+
+
+def result_frame(spark, result: RestoreResult):
+    """RESTORE's result row as a DataFrame with delta-spark's columns."""
+    from pyspark.sql import types as T
+    schema = T.StructType([T.StructField(name, T.LongType()) for name, _ in RESULT_COLUMNS])
+    return spark.createDataFrame([tuple(int(result.metrics[m]) for _, m in RESULT_COLUMNS)],
+                                 schema)
