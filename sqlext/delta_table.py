@@ -59,6 +59,18 @@ def _ts(ms: int | None):
     return None if ms is None else _dt.datetime.fromtimestamp(ms / 1000, _dt.timezone.utc)
 
 
+def _table_features(protocol) -> list[str]:
+    """The features a protocol supports, as delta-spark's ``detail()`` lists them: the explicit
+    ones of a table-features protocol, or those a legacy (reader 1-2, writer 2-6) one implies."""
+    from sqlext.log.protocol import _LEGACY_WRITER_FEATURES
+    features = set(protocol.reader_features or []) | set(protocol.writer_features or [])
+    if protocol.min_writer_version < 7:
+        features |= _LEGACY_WRITER_FEATURES.get(protocol.min_writer_version, set())
+    if protocol.min_reader_version == 2:
+        features.add("columnMapping")
+    return sorted(features)
+
+
 def _str_map(d) -> dict | None:
     if d is None:
         return None
@@ -141,8 +153,7 @@ class DeltaTable:
         """One row describing the table (format, location, files, size, properties, protocol)."""
         snapshot = self._log.snapshot()
         last = self._log.history(1)[0].timestamp
-        features = sorted(set(snapshot.protocol.reader_features or [])
-                          | set(snapshot.protocol.writer_features or []))
+        features = _table_features(snapshot.protocol)
         row = ("delta", snapshot.metadata.id, self._ref.qualified_name,
                snapshot.metadata.description, self._ref.location,
                _ts(snapshot.metadata.created_time), _ts(last), snapshot.partition_columns, [],

@@ -44,7 +44,13 @@ class TableRef:
 
 
 def looks_like_path(identifier: str) -> bool:
-    """Whether an identifier is a path or URI rather than a table name."""
+    """Whether an identifier is a path or URI rather than a table name.
+
+    A backquoted identifier is always a name (``delta.`/path``` is recognised before this), so
+    that ```a/b``` is refused as a name instead of being written as a relative path.
+    """
+    if "`" in identifier:
+        return False
     return ("/" in identifier or "\\" in identifier or "://" in identifier
             or identifier.startswith((".", "~")))
 
@@ -182,13 +188,17 @@ class Catalog:
             return None
         return TableRef(entry["location"], schema, table, bool(entry.get("managed")))
 
+    def require_schema(self, schema: str | None) -> None:
+        """Raise :class:`AnalysisException` when a named table's schema does not exist."""
+        if schema and schema != DEFAULT_SCHEMA and not self.schema_exists(schema):
+            raise AnalysisException(f"schema `{schema}` not found: create it first "
+                                    f"(CREATE SCHEMA {schema})")
+
     def register(self, ref: TableRef) -> None:
         """Record a named table's location so any later session resolves the name to it."""
         if not ref.name:
             return
-        if ref.schema != DEFAULT_SCHEMA and not self.schema_exists(ref.schema):
-            raise AnalysisException(f"schema `{ref.schema}` not found: create it first "
-                                    f"(CREATE SCHEMA {ref.schema})")
+        self.require_schema(ref.schema)
         self.store.mkdirs(self.store.join(self.warehouse, CATALOG_DIR, ref.schema))
         self.store.write(self._entry_path(ref.schema, ref.name), json.dumps(
             {"location": ref.location, "managed": ref.managed}).encode())

@@ -16,6 +16,7 @@ from sqlext.engine.catalog import Catalog, TableRef
 from sqlext.engine.files import write_files
 from sqlext.engine.partitions import files_matching_partition_predicate
 from sqlext.engine.rewrite import delete_matching_rows, write_changes
+from sqlext.engine.scan import _pv
 from sqlext.engine.schemas import plan_write, spark_schema
 from sqlext.engine.session import prepare
 from sqlext.errors import (AnalysisException, InvariantViolationError, ProtocolChangedException,
@@ -97,11 +98,13 @@ def _write_once(spark, df, ref: TableRef, mode, partition_by, replace_where, mer
     listing = log.listing()
     exists = listing.latest_version is not None
     snapshot = log.snapshot(listing=listing) if exists else None
+    if not exists and ref.name:
+        Catalog(spark).require_schema(ref.schema)    # before any file is written
     if snapshot is not None and app_id is not None:
         done = snapshot.txn_version(app_id)
         if done is not None and done >= app_version:
             return snapshot.version          # this (appId, version) was committed already
-    if exists and mode == "errorifexists":
+    if exists and _MODES[mode] == "ErrorIfExists":
         raise TableAlreadyExistsError(f"table {ref.display} already exists (version "
                                       f"{snapshot.version}); use mode='append' or 'overwrite'")
     if exists and mode == "ignore":
@@ -151,9 +154,10 @@ def _write_once(spark, df, ref: TableRef, mode, partition_by, replace_where, mer
             removed, rewritten, changes, extra_metrics = _replace_where(
                 spark, log, snapshot, txn, condition, replace_where, cdf, data)
         elif pcols and _dynamic(spark, partition_overwrite_mode) and not replace_schema:
-            written_parts = {tuple(w.partition_values.get(c) for c in pcols) for w in written}
+            # "" is null in the log too (delta-rs writes it); names match case-insensitively
+            written_parts = {tuple(_pv(w, c) or None for c in pcols) for w in written}
             removed = [f for f in snapshot.files
-                       if tuple(f.partition_values.get(c) for c in pcols) in written_parts]
+                       if tuple(_pv(f, c) or None for c in pcols) in written_parts]
             txn.read_whole_table()
         else:
             removed = snapshot.files

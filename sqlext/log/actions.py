@@ -308,7 +308,11 @@ def action_from_json_obj(obj: dict) -> Action:
     cls = _TYPES.get(key)
     if cls is None or value is None:
         return UnknownAction(key, value)
-    return cls.from_dict(value)
+    action = cls.from_dict(value)
+    path = getattr(action, "path", "")
+    if not isinstance(path, str):    # would fail far away, during replay, as a TypeError
+        raise ValueError(f"{key}.path must be a string, got {path!r}")
+    return action
 
 
 def action_to_json_obj(action: Action) -> dict:

@@ -97,11 +97,10 @@ def parse_partition_value(text: str | None, type_name: Any) -> Any:
 
     Timestamps come back as naive UTC datetimes for ``timestamp`` (the log stores them in UTC
     when written by sqlext; older writers used the session time zone, which cannot be known).
-    An empty string is null for every type but string, as delta-spark reads it.
+    An empty string is null for every type, string included (the protocol's rule; delta-rs
+    writes ``""`` for an empty string partition value and it, DuckDB and Spark read it as null).
     """
-    if text is None:
-        return None
-    if text == "" and type_name != "string":
+    if text is None or text == "":
         return None
     if type_name == "string":
         return text
