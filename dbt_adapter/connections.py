@@ -1,0 +1,183 @@
+"""Connections of ``type: sqlext``: an in-process SparkSession, every statement through
+``sqlext.sql``.
+
+Each dbt connection gets its own SQL session on the process's Spark application
+(``SparkSession.newSession()`` of the active session, or of one ``sqlext.session()`` starts), as
+the Spark Thrift Server gives each JDBC connection: settings a model changes (``SET ...``) and its
+temporary views stay within the connection, and never leak into the caller's session.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from typing import Any, List, Optional, Sequence, Tuple
+
+from dbt.adapters.contracts.connection import AdapterResponse, Connection, ConnectionState
+from dbt.adapters.events.logging import AdapterLogger
+from dbt.adapters.exceptions import FailedToConnectError
+from dbt.adapters.spark.connections import SparkConnectionManager, SparkConnectionWrapper
+from dbt_common.events.contextvars import get_node_info
+from pyspark.sql import DataFrame, Row, SparkSession
+
+from dbt.adapters.sqlext.bindings import render
+from dbt.adapters.sqlext.credentials import SqlextCredentials
+from dbt.adapters.sqlext.introspection import statement_handler
+
+logger = AdapterLogger("sqlext")
+
+#: Spark settings that only take effect when the Spark application starts.
+_STATIC_PREFIXES = ("spark.master", "spark.app.name", "spark.driver.", "spark.executor.",
+                    "spark.jars", "spark.hadoop.", "spark.sql.warehouse.dir",
+                    "spark.sql.extensions", "spark.sql.catalogImplementation")
+
+
+def commit_user_metadata() -> str:
+    """userMetadata for the commits of the statement about to run: the dbt invocation id and,
+    while dbt runs a node, the node's unique id."""
+    from dbt_common.invocation import get_invocation_id
+
+    info = {"dbt_invocation_id": get_invocation_id()}
+    unique_id = (get_node_info() or {}).get("unique_id")
+    if unique_id:
+        info["dbt_unique_id"] = unique_id
+    return json.dumps(info, sort_keys=True)
+
+
+def connect(credentials: SqlextCredentials) -> SparkSession:
+    """The connection's SQL session (see the module docstring)."""
+    import sqlext
+    from sqlext.engine.session import prepare
+
+    conf = dict(credentials.server_side_parameters or {})
+    if credentials.warehouse:
+        conf.setdefault("spark.sql.warehouse.dir",
+                        os.path.abspath(os.path.expanduser(credentials.warehouse)))
+    root = SparkSession.getActiveSession()
+    if root is None:
+        root = sqlext.session(**conf)
+    else:
+        wanted = conf.get("spark.sql.warehouse.dir")
+        actual = root.conf.get("spark.sql.warehouse.dir")
+        if wanted and wanted.rstrip("/") != actual.rstrip("/").removeprefix("file:"):
+            logger.warning(f"sqlext: the running Spark session's warehouse is {actual}; the "
+                           f"profile's warehouse {wanted} applies only to a new Spark process")
+    spark = root.newSession()
+    for key, value in conf.items():
+        if not key.startswith(_STATIC_PREFIXES):
+            spark.conf.set(key, value)
+    prepare(spark)
+    return spark
+
+
+class SqlextCursor:
+    """A DB-API style cursor over one statement's DataFrame."""
+
+    def __init__(self, spark: SparkSession, tag: str):
+        self.spark = spark
+        self.tag = tag
+        self._df: Optional[DataFrame] = None
+        self._rows: Optional[List[Row]] = None
+
+    def execute(self, sql: str, bindings: Optional[Sequence[Any]] = None) -> None:
+        """Run ``sql`` (one or more statements) through ``sqlext.sql``; bindings become literals."""
+        import sqlext
+        from sqlext.engine.commit_metadata import commit_metadata_scope
+
+        text = render(sql, bindings)
+        self._df, self._rows = None, None
+        self.spark.addTag(self.tag)
+        try:
+            with commit_metadata_scope(commit_user_metadata()):
+                handled = statement_handler(text)
+                self._df = handled(self.spark) if handled else sqlext.sql(self.spark, text)
+        finally:
+            self.spark.removeTag(self.tag)
+
+    @property
+    def description(self) -> List[Tuple[str, str, None, None, None, None, bool]]:
+        if self._df is None:
+            return []
+        return [(f.name, f.dataType.simpleString(), None, None, None, None, f.nullable)
+                for f in self._df.schema.fields]
+
+    def fetchall(self) -> List[Row]:
+        if self._rows is None:
+            self._rows = self._df.collect() if self._df is not None else []
+        return self._rows
+
+    def fetchmany(self, size: int) -> List[Row]:
+        if self._rows is None and self._df is not None:
+            return self._df.take(size)
+        return self.fetchall()[:size]
+
+    def fetchone(self) -> Optional[Row]:
+        rows = self.fetchmany(1)
+        return rows[0] if rows else None
+
+    def close(self) -> None:
+        self._df, self._rows = None, None
+
+
+class SqlextConnectionWrapper(SparkConnectionWrapper):
+    """dbt's connection handle: hands out cursors on the connection's SQL session."""
+
+    def __init__(self, spark: SparkSession):
+        self.spark = spark
+        self.tag = f"dbt-sqlext-{uuid.uuid4().hex[:12]}"
+        self._cursor: Optional[SqlextCursor] = None
+
+    def cursor(self) -> SqlextCursor:  # type: ignore[override]
+        self._cursor = SqlextCursor(self.spark, self.tag)
+        return self._cursor
+
+    def execute(self, sql: str, bindings: Optional[List[Any]] = None) -> None:
+        self.cursor().execute(sql, bindings)
+
+    def fetchall(self) -> Optional[List]:
+        return self._cursor.fetchall() if self._cursor else None
+
+    @property
+    def description(self):
+        return self._cursor.description if self._cursor else []
+
+    def cancel(self) -> None:
+        """Cancel the Spark jobs of the statement this connection is running."""
+        try:
+            self.spark.interruptTag(self.tag)
+        except Exception as exc:  # noqa: BLE001 - a stopped session has nothing to cancel
+            logger.debug(f"sqlext: cancel failed: {exc}")
+
+    def close(self) -> None:
+        if self._cursor:
+            self._cursor.close()
+
+    def rollback(self, *args: Any, **kwargs: Any) -> None:
+        logger.debug("NotImplemented: rollback")
+
+
+class SqlextConnectionManager(SparkConnectionManager):
+    TYPE = "sqlext"
+
+    @classmethod
+    def open(cls, connection: Connection) -> Connection:
+        if connection.state == ConnectionState.OPEN:
+            return connection
+        try:
+            handle = SqlextConnectionWrapper(connect(connection.credentials))
+        except Exception as exc:  # noqa: BLE001 - any failure to start Spark
+            raise FailedToConnectError(f"sqlext: cannot start Spark: {type(exc).__name__}: "
+                                       f"{exc}") from exc
+        connection.handle = handle
+        connection.state = ConnectionState.OPEN  # type: ignore[assignment]
+        return connection
+
+    @classmethod
+    def get_response(cls, cursor: Any) -> AdapterResponse:
+        return AdapterResponse(_message="OK")
+
+    @classmethod
+    def data_type_code_to_name(cls, type_code: Any) -> str:
+        return type_code if isinstance(type_code, str) else type_code.__name__.upper()
+

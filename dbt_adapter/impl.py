@@ -1,0 +1,50 @@
+"""The ``sqlext`` adapter: dbt-spark's adapter on sqlext's SQL front."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Dict, List
+
+from dbt.adapters.base import BaseRelation, available
+from dbt.adapters.contracts.relation import RelationConfig
+from dbt.adapters.spark.column import SparkColumn
+from dbt.adapters.spark.impl import TABLE_OR_VIEW_NOT_FOUND_MESSAGES, SparkAdapter, SparkConfig
+from dbt_common.exceptions import DbtRuntimeError
+from typing_extensions import TypeAlias
+
+from dbt.adapters.sqlext import predicates
+from dbt.adapters.sqlext.connections import SqlextConnectionManager
+from dbt.adapters.sqlext.relation import SqlextRelation
+
+#: messages that mean "no such table or view" (Spark's and sqlext's)
+NOT_FOUND_MESSAGES = TABLE_OR_VIEW_NOT_FOUND_MESSAGES + (
+    "TableNotFoundError", "is not a Delta table", "not found in sqlext's catalog", "not found")
+
+
+@dataclass
+class SqlextConfig(SparkConfig):
+    file_format: str = "delta"
+
+
+class SqlextAdapter(SparkAdapter):
+    Relation: TypeAlias = SqlextRelation  # type: ignore[assignment]
+    ConnectionManager: TypeAlias = SqlextConnectionManager  # type: ignore[assignment]
+    AdapterSpecificConfigs: TypeAlias = SqlextConfig  # type: ignore[assignment]
+
+    def get_columns_in_relation(self, relation: BaseRelation) -> List[SparkColumn]:
+        """The relation's columns (``describe extended``); [] when it does not exist."""
+        try:
+            return super().get_columns_in_relation(relation)
+        except DbtRuntimeError as exc:
+            if any(m in (getattr(exc, "msg", "") or str(exc)) for m in NOT_FOUND_MESSAGES):
+                return []
+            raise
+
+    @available
+    def sqlext_qualify_predicates(self, incremental_predicates: Any, alias: str) -> List[str]:
+        """``incremental_predicates`` with bare columns qualified by ``alias`` (the target)."""
+        return predicates.qualify(incremental_predicates, alias)
+
+    @classmethod
+    def _get_adapter_specific_run_info(cls, config: RelationConfig) -> Dict[str, Any]:
+        return {"adapter_type": "sqlext", "table_format": "delta"}

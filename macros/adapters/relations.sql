@@ -1,0 +1,130 @@
+{#-- How sqlext creates, alters and lists relations. Everything not here is dbt-spark's macro
+     (adapter.dispatch falls back from sqlext__ to spark__ to default__). --#}
+
+{% macro sqlext__get_binding_char() %}
+  {{ return('?') }}
+{% endmacro %}
+
+
+{#-- The file format of a model: delta unless the model says otherwise. --#}
+{% macro sqlext_file_format() %}
+  {{ return(config.get('file_format', validator=validation.any[basestring]) or 'delta') }}
+{% endmacro %}
+
+
+{% macro sqlext__file_format_clause() %}
+  using {{ sqlext_file_format() }}
+{%- endmacro %}
+
+
+{#-- location_root from the model's config, else from the profile's location_root --#}
+{% macro sqlext__location_clause() %}
+  {%- set location_root = config.get('location_root', validator=validation.any[basestring]) or target.location_root -%}
+  {%- if location_root %}
+    location '{{ location_root | replace("\\", "\\\\") | replace("'", "\\'") }}/{{ model['alias'] }}'
+  {%- endif %}
+{%- endmacro %}
+
+
+{#-- using <format>, options, tblproperties, partitioned by, clustered by, location, comment --#}
+{% macro sqlext_table_clauses() -%}
+  {{ file_format_clause() }}
+  {{ options_clause() }}
+  {{ tblproperties_clause() }}
+  {{ partition_cols(label="partitioned by") }}
+  {{ clustered_cols(label="clustered by") }}
+  {{ location_clause() }}
+  {{ comment_clause() }}
+{%- endmacro %}
+
+
+{% macro sqlext__create_table_as(temporary, relation, compiled_code, language='sql') -%}
+  {%- if language != 'sql' -%}
+    {{ exceptions.raise_compiler_error("sqlext runs SQL models; Python models are not supported (model " ~ relation ~ ")") }}
+  {%- endif -%}
+  {%- if temporary -%}
+    {{ create_temporary_view(relation, compiled_code) }}
+  {%- else -%}
+    {%- if sqlext_file_format() in ['delta', 'iceberg'] %}
+      create or replace table {{ relation }}
+    {%- else %}
+      create table {{ relation }}
+    {%- endif %}
+    {%- set contract_config = config.get('contract') -%}
+    {%- if contract_config.enforced -%}
+      {{ get_assert_columns_equivalent(compiled_code) }}
+      {%- set compiled_code = get_select_subquery(compiled_code) %}
+    {% endif %}
+    {{ sqlext_table_clauses() }}
+    as
+    {{ compiled_code }}
+  {%- endif -%}
+{%- endmacro %}
+
+
+{#-- Rewrite a table in one commit (a new version of the same table) with the given select list:
+     how sqlext drops columns and changes column types, which Delta tables without column
+     mapping cannot do in place. --#}
+{% macro sqlext_rewrite_table(relation, select_list) %}
+  {% set sql %}
+    create or replace table {{ relation }}
+    using delta
+    {{ tblproperties_clause() }}
+    {{ partition_cols(label="partitioned by") }}
+    {{ location_clause() }}
+    as select {{ select_list | join(', ') }} from {{ relation }}
+  {% endset %}
+  {% do run_query(sql) %}
+{% endmacro %}
+
+
+{% macro sqlext__alter_relation_add_remove_columns(relation, add_columns, remove_columns) %}
+  {% set add_columns = add_columns or [] %}
+  {% if remove_columns %}
+    {% set removed = remove_columns | map(attribute='name') | map('lower') | list %}
+    {% set select_list = [] %}
+    {% for column in adapter.get_columns_in_relation(relation) %}
+      {% if column.name | lower not in removed %}
+        {% do select_list.append(adapter.quote(column.name)) %}
+      {% endif %}
+    {% endfor %}
+    {% for column in add_columns %}
+      {% do select_list.append('cast(null as ' ~ column.data_type ~ ') as ' ~ adapter.quote(column.name)) %}
+    {% endfor %}
+    {% do sqlext_rewrite_table(relation, select_list) %}
+  {% elif add_columns %}
+    {% set sql -%}
+      alter table {{ relation }} add columns (
+        {%- for column in add_columns %}
+          {{ adapter.quote(column.name) }} {{ column.data_type }}{{ ',' if not loop.last }}
+        {%- endfor %}
+      )
+    {%- endset %}
+    {% do run_query(sql) %}
+  {% endif %}
+{% endmacro %}
+
+
+{% macro sqlext__alter_column_type(relation, column_name, new_column_type) %}
+  {% set select_list = [] %}
+  {% for column in adapter.get_columns_in_relation(relation) %}
+    {% if column.name | lower == column_name | lower %}
+      {% do select_list.append('cast(' ~ adapter.quote(column.name) ~ ' as ' ~ new_column_type ~ ') as ' ~ adapter.quote(column.name)) %}
+    {% else %}
+      {% do select_list.append(adapter.quote(column.name)) %}
+    {% endif %}
+  {% endfor %}
+  {% do sqlext_rewrite_table(relation, select_list) %}
+{% endmacro %}
+
+
+{% macro sqlext__create_columns(relation, columns) %}
+  {% do sqlext__alter_relation_add_remove_columns(relation, columns, none) %}
+{% endmacro %}
+
+
+{% macro sqlext__truncate_relation(relation) %}
+  {% call statement('truncate_relation') -%}
+    delete from {{ relation }}
+  {%- endcall %}
+{% endmacro %}

@@ -1,0 +1,76 @@
+{#-- Incremental models on sqlext. Every strategy is ONE statement, so ONE commit:
+       append            insert into t select ...
+       merge             merge into t using <new rows> on <unique_key null-safe> ...
+       delete+insert     one MERGE: matched rows deleted, all new rows inserted (no gap visible)
+       insert_overwrite  insert overwrite t [partition (...)] (dynamic partition overwrite)
+       replace_where     insert into t replace where <incremental_predicates> select ...
+       microbatch        insert into t replace where <event_time in the batch> select ...
+     The new rows are a temporary view `<model>__dbt_tmp`; its query runs when the statement
+     runs, on the tables' snapshots of that moment. --#}
+
+{% macro sqlext_incremental_strategy(file_format) %}
+  {%- set strategy = config.get('incremental_strategy') or 'merge' -%}
+  {%- set known = ['append', 'merge', 'delete+insert', 'insert_overwrite', 'replace_where', 'microbatch'] -%}
+  {%- if strategy not in known -%}
+    {{ exceptions.raise_compiler_error("Invalid incremental strategy provided: " ~ strategy ~ "\n    Expected one of: " ~ known | join(', ')) }}
+  {%- endif -%}
+  {%- if strategy not in ['append', 'insert_overwrite'] and file_format != 'delta' -%}
+    {{ exceptions.raise_compiler_error("Invalid incremental strategy provided: " ~ strategy ~ "\n    You can only choose this strategy when file_format is 'delta' (got '" ~ file_format ~ "')") }}
+  {%- endif -%}
+  {{ return(strategy) }}
+{% endmacro %}
+
+
+{% materialization incremental, adapter='sqlext', supported_languages=['sql'] -%}
+  {%- set file_format = dbt_spark_validate_get_file_format(sqlext_file_format()) -%}
+  {%- set strategy = sqlext_incremental_strategy(file_format) -%}
+  {%- set grant_config = config.get('grants') -%}
+  {%- set unique_key = config.get('unique_key', none) -%}
+  {%- set partition_by = config.get('partition_by', none) -%}
+  {%- set on_schema_change = incremental_validate_on_schema_change(config.get('on_schema_change'), default='ignore') -%}
+  {%- set incremental_predicates = config.get('predicates', none) or config.get('incremental_predicates', none) -%}
+  {%- set target_relation = this.incorporate(type='table') -%}
+  {%- set existing_relation = load_relation(this) -%}
+  {%- set tmp_relation = this.incorporate(path={"identifier": this.identifier ~ '__dbt_tmp'}).include(database=false, schema=false) -%}
+
+  {{ run_hooks(pre_hooks) }}
+
+  {%- if existing_relation is none -%}
+    {%- call statement('main') -%}
+      {{ create_table_as(False, target_relation, compiled_code) }}
+    {%- endcall -%}
+    {% do persist_constraints(target_relation, model) %}
+  {%- elif existing_relation.is_view or should_full_refresh() -%}
+    {% if not (existing_relation.is_table and existing_relation.is_delta and file_format == 'delta') %}
+      {% do adapter.drop_relation(existing_relation) %}
+    {% endif %}
+    {%- call statement('main') -%}
+      {{ create_table_as(False, target_relation, compiled_code) }}
+    {%- endcall -%}
+    {% do persist_constraints(target_relation, model) %}
+  {%- else -%}
+    {%- call statement('create_tmp_relation') -%}
+      {{ create_table_as(True, tmp_relation, compiled_code) }}
+    {%- endcall -%}
+    {%- do process_schema_changes(on_schema_change, tmp_relation, existing_relation) -%}
+    {%- if strategy == 'insert_overwrite' and partition_by -%}
+      {%- call statement() -%}
+        set spark.sql.sources.partitionOverwriteMode = DYNAMIC
+      {%- endcall -%}
+    {%- endif -%}
+    {%- call statement('main') -%}
+      {{ sqlext_get_incremental_sql(strategy, tmp_relation, target_relation, unique_key, incremental_predicates) }}
+    {%- endcall -%}
+    {%- call statement('drop_tmp_relation') -%}
+      drop view if exists {{ tmp_relation }}
+    {%- endcall -%}
+  {%- endif -%}
+
+  {% set should_revoke = should_revoke(existing_relation, full_refresh_mode) %}
+  {% do apply_grants(target_relation, grant_config, should_revoke) %}
+  {% do persist_docs(target_relation, model) %}
+
+  {{ run_hooks(post_hooks) }}
+
+  {{ return({'relations': [target_relation]}) }}
+{%- endmaterialization %}
