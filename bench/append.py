@@ -131,7 +131,7 @@ def main() -> None:
     print(f"  sqlext.write (append)   median {med_ours:.2f}s  (runs: "
           + ", ".join(f"{t:.2f}" for t in ours) + ")")
     print(f"  ratio sqlext / plain    {med_ours / med_plain:.3f}   (target <= 1.15)")
-    print(f"  ratio of medians of paired runs: "
+    print(f"  median of the per-run ratios: "
           f"{statistics.median(o / p for o, p in zip(ours, plain)):.3f}")
     print("  sqlext time by step (median over runs):")
     spark_job = [p["write_files total"] - p.get("list+move", 0) - p.get("footer stats", 0)
