@@ -188,3 +188,34 @@ class DeltaTable:
         one) is true; ``set`` maps column names to SQL strings or Columns over the old row."""
         from sqlext.engine.update import update
         update(self._spark, self._log, condition, set, alias=self._alias)
+
+    # --- maintenance: VACUUM, RESTORE, OPTIMIZE -----------------------------------------------
+
+    def vacuum(self, retentionHours: float | None = None, dryRun: bool = False,
+               mode: str | None = None) -> DataFrame:
+        """Delete files no version within the retention refers to (default: the table's
+        ``delta.deletedFileRetentionDuration``, 7 days) and orphans of failed writes older than
+        it. Returns a DataFrame ``path`` of the files and directories deleted (``dryRun``: that
+        would be deleted). ``mode`` ``"LITE"`` deletes only files removed in the log, without
+        listing the directory (SQL's ``VACUUM t LITE``)."""
+        from sqlext.engine.vacuum import result_frame, vacuum
+        return result_frame(self._spark, vacuum(self._spark, self._log, retentionHours, dryRun,
+                                                mode))
+
+    def restoreToVersion(self, version: int) -> DataFrame:
+        """Restore the table to an earlier version in one commit; returns delta-spark's metrics
+        row (``table_size_after_restore``, ``num_restored_files``, ...)."""
+        from sqlext.engine.restore import restore, result_frame
+        return result_frame(self._spark, restore(self._spark, self._log, version=version))
+
+    def restoreToTimestamp(self, timestamp) -> DataFrame:
+        """Restore the table to the version current at ``timestamp`` (text in the session time
+        zone, a datetime or a date); returns delta-spark's metrics row."""
+        from sqlext.engine.restore import restore, result_frame
+        return result_frame(self._spark, restore(self._spark, self._log, timestamp=timestamp))
+
+    def optimize(self):
+        """A :class:`~sqlext.engine.optimize.DeltaOptimizeBuilder`: ``.where(partitionFilter)``,
+        then ``.executeCompaction()`` or ``.executeZOrderBy(*cols)``."""
+        from sqlext.engine.optimize import DeltaOptimizeBuilder
+        return DeltaOptimizeBuilder(self._spark, self._log)

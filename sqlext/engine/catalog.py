@@ -121,6 +121,13 @@ class Catalog:
         return self.store.join(self.warehouse, f"{schema}.db")
 
     def managed_location(self, schema: str, table: str) -> str:
+        if schema == DEFAULT_SCHEMA and (table == CATALOG_DIR or table.endswith(".db")):
+            # the default schema's tables sit in the warehouse root, beside the catalog and the
+            # other schemas' <schema>.db directories: such a name would write into one of those
+            raise AnalysisException(
+                f"invalid table name `{table}`: in the default schema it would share its "
+                f"directory with sqlext's catalog ({CATALOG_DIR}) or with a schema's directory "
+                "(<schema>.db); choose another name")
         return self.store.join(self.schema_location(schema), table)
 
     def _entry_path(self, schema: str, table: str) -> str:

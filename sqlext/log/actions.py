@@ -307,11 +307,16 @@ def action_from_json_obj(obj: dict) -> Action:
     (key, value), = obj.items()
     cls = _TYPES.get(key)
     if cls is None or value is None:
+        if key == "domainMetadata" and isinstance(value, dict) \
+                and not isinstance(value.get("domain"), str):   # replay keys domains by name
+            raise ValueError(f"domainMetadata.domain must be a string, got {value.get('domain')!r}")
         return UnknownAction(key, value)
     action = cls.from_dict(value)
     path = getattr(action, "path", "")
     if not isinstance(path, str):    # would fail far away, during replay, as a TypeError
         raise ValueError(f"{key}.path must be a string, got {path!r}")
+    if isinstance(action, SetTransaction) and not isinstance(action.app_id, str):
+        raise ValueError(f"txn.appId must be a string, got {action.app_id!r}")
     return action
 
 

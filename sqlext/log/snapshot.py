@@ -35,7 +35,13 @@ class Snapshot:
     def schema(self) -> list[Field]:
         """The table's top-level columns, partition columns included."""
         if self._schema is None:
-            self._schema = parse_schema(self.metadata.schema_string)
+            try:
+                self._schema = parse_schema(self.metadata.schema_string)
+            except (ValueError, KeyError, TypeError, AttributeError) as exc:
+                raise CorruptLogError(
+                    f"table {self.location}, version {self.version}: the table schema "
+                    f"(metaData.schemaString) cannot be read ({type(exc).__name__}: {exc}); the "
+                    "log is corrupt — restore the commit that set it from a backup") from exc
         return self._schema
 
     @property

@@ -124,6 +124,7 @@ class DeltaLog:
         snap = self._load(listing, version)
         if check_protocol:
             check_readable(self.name, snap.version, snap.protocol, snap.metadata)
+            snap.schema  # noqa: B018 - a schema that cannot be parsed is refused here, by name
         return snap
 
     def _load(self, listing: LogListing, version: int | None) -> Snapshot:
