@@ -33,7 +33,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from sqlext.errors import UnsupportedOperationError, VersionNotFoundException
-from sqlext.log.actions import AddCDCFile, RemoveFile
+from sqlext.log.actions import AddCDCFile, RemoveFile, decode_path
 from sqlext.log.protocol import check_readable, check_writable
 from sqlext.log.retention import deleted_file_retention_ms
 from sqlext.log.snapshot import Snapshot
@@ -76,13 +76,21 @@ class VacuumResult:
 
 
 def _relative(log_: DeltaLog, action_path: str, root: str) -> str | None:
-    """The path of an action's file relative to the table root, or None when it lies outside."""
-    full = log_.data_path(action_path)
-    prefix = root.rstrip("/" if not is_local(root) else os.sep) + ("/" if not is_local(root) else os.sep)
-    if not full.startswith(prefix):
-        return None
-    rel = full[len(prefix):]
-    return rel.replace(os.sep, "/") if is_local(root) else rel
+    """The path of an action's file relative to the table root (``/``-separated), or None when
+    it lies outside the table."""
+    if "://" not in action_path and not action_path.startswith(("/", "file:")):
+        rel = decode_path(action_path)             # the usual case: already relative
+    else:
+        full = log_.data_path(action_path)
+        sep = os.sep if is_local(root) else "/"
+        prefix = root.rstrip(sep) + sep
+        if not full.startswith(prefix):
+            return None
+        rel = full[len(prefix):].replace(os.sep, "/") if sep == os.sep else full[len(prefix):]
+    parts = rel.split("/")
+    if ".." in parts or "" in parts or "." in parts:
+        return None                                # not a plain path below the table
+    return rel
 
 
 def referenced_files(log_: DeltaLog, snapshot: Snapshot, cutoff_ms: int) -> set[str]:

@@ -154,3 +154,33 @@ def test_anchor_is_the_newest_checkpoint_at_or_before_the_oldest_retained_versio
 def test_anchor_refuses_a_log_with_a_hole():
     listing = _listing([0, 1, 2, 3, 5, 6], [3])
     assert anchor_version(listing, {v: 0 for v in (0, 1, 2, 3, 5, 6)}, cutoff_ms=100) is None
+
+
+@pytest.mark.parametrize("done", [1, 3, 5, 8])
+def test_an_interrupted_cleanup_leaves_a_log_that_starts_later(tmp_path, done):
+    """Cleanup deletes oldest first; stopping after ``done`` deletions (a killed process) leaves
+    every version it kept readable as before, and the others cleanly unavailable."""
+    path = tmp_path / "t"
+    log = _build(path, 10)                                  # checkpoints 3, 6, 9
+    before = _file_sets(log, range(11))
+    _age(path, range(0, 8), days_ago=5)
+    clear_caches()
+    doomed = sorted(n for n in os.listdir(path / "_delta_log")
+                    if n[:20].isdigit() and int(n[:20]) < 6)
+    assert len(doomed) == 7                                 # commits 0..5 and checkpoint 3
+    order = sorted(doomed, key=lambda n: (int(n[:20]), 0 if n.endswith(".json") else 1))
+    for name in order[:done]:
+        os.unlink(path / "_delta_log" / name)
+    clear_caches()
+    for v in range(11):
+        try:
+            files = set(log.snapshot(v).files_by_path)
+        except VersionNotFoundException:
+            assert v < 6, f"version {v} lost"
+            continue
+        assert files == before[v]
+    # the next checkpoint's cleanup finishes the job
+    clear_caches()
+    append(log, [{"id": 100, "name": "x"}])
+    append(log, [{"id": 101, "name": "y"}])                 # version 12: checkpoint + cleanup
+    assert not any(int(n[:20]) < 6 for n in os.listdir(path / "_delta_log") if n[:20].isdigit())
