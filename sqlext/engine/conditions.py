@@ -138,9 +138,11 @@ def _column_name(key: str) -> str:
 
 
 def resolve_assignments(frame: DataFrame, assignments, table: str, version: int,
-                        operation: str, case_sensitive: bool = False) -> dict[str, Column]:
+                        operation: str, case_sensitive: bool = False,
+                        schema: T.StructType | None = None) -> dict[str, Column]:
     """``{column name: value}`` with each value analysed against ``frame`` and cast to the
-    column's type as Spark's ANSI store assignment does.
+    column's type (from ``schema``, the table's; default ``frame.schema``) as Spark's ANSI store
+    assignment does.
 
     Types that cannot be store-assigned (e.g. string to int) are refused here; values that do
     not fit at run time (overflow), and NULLs for a NOT NULL column, fail the Spark job with a
@@ -150,7 +152,8 @@ def resolve_assignments(frame: DataFrame, assignments, table: str, version: int,
     if not isinstance(assignments, dict) or not assignments:
         raise SqlextError(f"{where}: {operation} needs `set`, a non-empty dict mapping column "
                           "names to SQL strings or Columns")
-    fields = {(f.name if case_sensitive else f.name.lower()): f for f in frame.schema.fields}
+    fields = {(f.name if case_sensitive else f.name.lower()): f
+              for f in (schema or frame.schema).fields}
     targets: dict[str, tuple[T.StructField, Column, str]] = {}
     for key, value in assignments.items():
         if not isinstance(key, str):

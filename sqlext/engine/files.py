@@ -8,6 +8,7 @@ directory) and means a failed write leaves no file where the table's data lives.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import re
 import uuid
@@ -80,6 +81,30 @@ def _partition_values(dirs: list[str], partition_columns: list[str], types: dict
     return values
 
 
+@contextlib.contextmanager
+def _unsorted_if(spark: SparkSession, condition: bool):
+    """With ``condition``, let each task keep a writer open per output directory instead of
+    sorting its rows by the partition columns first (Spark's concurrent output writers).
+
+    A mixed write of an unpartitioned table has two output directories (data and change rows);
+    the sort it saves is a large share of a one-file DELETE. The setting is the session's, so it
+    is set only for this write, and a value the user chose is left alone."""
+    key = "spark.sql.maxConcurrentOutputFileWriters"
+    if not condition or str(spark.conf.get(key, "0")) != "0":
+        yield
+        return
+    spark.conf.set(key, "2")
+    try:
+        yield
+    finally:
+        spark.conf.unset(key)
+
+
+def quoted_column(name: str):
+    """``F.col`` for a column name taken literally (dots, backquotes and all)."""
+    return F.col("`" + name.replace("`", "``") + "`")
+
+
 def write_files(spark: SparkSession, df: DataFrame, log: DeltaLog, partition_columns: list[str],
                 table_schema: T.StructType, *, kind: str = "data",
                 num_indexed_cols: int = DEFAULT_NUM_INDEXED_COLS) -> list[WrittenFile]:
@@ -96,14 +121,17 @@ def write_files(spark: SparkSession, df: DataFrame, log: DeltaLog, partition_col
     staging = log.store.join(log.location, STAGING_DIR, uuid.uuid4().hex)
     mixed = kind == "mixed"
     write_partitions = ([_IS_CHANGE] if mixed else []) + list(partition_columns)
-    if mixed:
-        df = df.withColumn(_IS_CHANGE, F.col(CHANGE_TYPE).isNotNull())
-    ordered = [c for c in df.columns if c.lower() not in {p.lower() for p in write_partitions}]
-    ordered += [next(c for c in df.columns if c.lower() == p.lower()) for p in write_partitions]
-    df = df.select(*[f"`{c.replace('`', '``')}`" for c in ordered])
+    data_columns = [c for c in df.columns
+                    if c.lower() not in {p.lower() for p in partition_columns}]
+    part_columns = [next(c for c in df.columns if c.lower() == p.lower())
+                    for p in partition_columns]
+    marker = [F.col(CHANGE_TYPE).isNotNull().alias(_IS_CHANGE)] if mixed else []
+    df = df.select(*[quoted_column(c) for c in data_columns], *marker,
+                   *[quoted_column(c) for c in part_columns])
     try:
-        (df.write.mode("errorifexists").partitionBy(*write_partitions)
-         .option("compression", "snappy").parquet(staging))
+        with _unsorted_if(spark, mixed and not partition_columns):
+            (df.write.mode("errorifexists").partitionBy(*write_partitions)
+             .option("compression", "snappy").parquet(staging))
         written = storage_bridge.list_files(spark, staging)
         fields = [f for f in parse_schema(table_schema.json())
                   if f.name.lower() not in {p.lower() for p in partition_columns}]

@@ -13,10 +13,11 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 
-from sqlext.engine.files import CHANGE_TYPE, WrittenFile, write_files
+from sqlext.engine import storage_bridge
+from sqlext.engine.files import CHANGE_TYPE, WrittenFile, quoted_column, write_files
 from sqlext.engine.scan import FILE_COLUMN, scan
 from sqlext.engine.schemas import spark_schema
 from sqlext.log.actions import AddFile
@@ -94,10 +95,6 @@ def rewrite_files(spark: SparkSession, log: DeltaLog, snapshot: Snapshot,
                    [w for w in written if w.is_change_file])
 
 
-def _quoted(name: str) -> Column:
-    return F.col("`" + name.replace("`", "``") + "`")
-
-
 def deleting(rows: DataFrame, matches: Column, with_changes: bool) -> DataFrame:
     """The output (see :func:`rewrite_files`) that deletes the rows where ``matches`` is true:
     the other rows are kept, the deleted ones become ``delete`` change rows."""
@@ -117,18 +114,18 @@ def updating(rows: DataFrame, matches: Column, assignments: dict[str, Column],
     new = {name: f"__sqlext_new_{i}" for i, name in enumerate(assignments)}
     # new values are computed in their own projection, once per row: the data row and the
     # postimage then agree even for non-deterministic values
-    staged = rows.select(*[_quoted(c) for c in names], matches.alias(matched),
+    staged = rows.select(*[quoted_column(c) for c in names], matches.alias(matched),
                          *[F.when(matches, v).alias(new[c]) for c, v in assignments.items()])
-    after = [F.when(F.col(matched), F.col(new[c])).otherwise(_quoted(c)).alias(c)
-             if c in new else _quoted(c) for c in names]
+    after = [F.when(F.col(matched), F.col(new[c])).otherwise(quoted_column(c)).alias(c)
+             if c in new else quoted_column(c) for c in names]
     if not with_changes:
         return staged.select(*after)
-    before = [_quoted(c).alias(c) for c in names]
+    before = [quoted_column(c).alias(c) for c in names]
     data = F.struct(*after, F.lit(None).cast("string").alias(CHANGE_TYPE))
     pre = F.struct(*before, F.lit("update_preimage").alias(CHANGE_TYPE))
     post = F.struct(*after, F.lit("update_postimage").alias(CHANGE_TYPE))
-    exploded = F.explode(F.when(F.col(matched), F.array(data, pre, post)).otherwise(F.array(data)))
-    return staged.select(exploded.alias("__sqlext_row")).select("__sqlext_row.*")
+    return staged.select(F.inline(F.when(F.col(matched), F.array(data, pre, post))
+                                  .otherwise(F.array(data))))
 
 
 def _ms_since(started: float) -> int:
@@ -145,8 +142,16 @@ def _rewrite_matching(spark: SparkSession, log: DeltaLog, snapshot: Snapshot,
     """Rewrite the candidates holding rows where ``condition`` is true (all candidates when it
     is None) with ``output(rows, matches)``. Returns the rewrite (with its timings), the number
     of matching rows (None when not counted) and the number of data rows written (None when a
-    written file has no statistics)."""
+    written file has no statistics).
+
+    A single candidate (a narrow condition on well-clustered data) is rewritten straight away,
+    its matches counted by the same Spark job, and the new files are discarded when it held
+    none: one job instead of a scan to find the file and a second one to rewrite it.
+    """
     started = time.monotonic()
+    if condition is not None and len(candidates) == 1:
+        return _rewrite_single(spark, log, snapshot, candidates, condition, alias, output,
+                               with_changes, started)
     if condition is None:
         touched, matched, matches = list(candidates), None, F.lit(True)
     else:
@@ -160,6 +165,24 @@ def _rewrite_matching(spark: SparkSession, log: DeltaLog, snapshot: Snapshot,
         result = rewrite_files(spark, log, snapshot, touched, output(rows, matches), with_changes)
         written = _added_records(result)
     result.metrics = {"scanTimeMs": scan_ms, "rewriteTimeMs": _ms_since(started) - scan_ms}
+    return result, matched, written
+
+
+def _rewrite_single(spark, log, snapshot, candidates, condition, alias, output, with_changes,
+                    started) -> tuple[Rewrite, int, int | None]:
+    matches = condition.eqNullSafe(F.lit(True))
+    observed = Observation()
+    rows = scan_rows(spark, log, snapshot, candidates, alias).observe(
+        observed, F.sum(F.when(matches, 1).otherwise(0)).alias("matched"))
+    result = rewrite_files(spark, log, snapshot, candidates, output(rows, matches), with_changes)
+    matched = observed.get.get("matched") or 0
+    if not matched:
+        for w in result.added + result.changes:
+            storage_bridge.remove_tree(spark, log.store.join(log.location, *w.path.split("/")))
+        result, written = Rewrite(), 0
+    else:
+        written = _added_records(result)
+    result.metrics = {"scanTimeMs": 0, "rewriteTimeMs": _ms_since(started)}
     return result, matched, written
 
 

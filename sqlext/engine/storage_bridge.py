@@ -36,9 +36,13 @@ def move_file(spark: SparkSession, source: str, target: str) -> None:
 
 
 def remove_tree(spark: SparkSession, path: str) -> None:
-    """Delete a directory tree (a write's staging directory)."""
+    """Delete a directory tree (a write's staging directory), or a single file."""
     if storage.is_local(path):
-        shutil.rmtree(storage.normalize_location(path), ignore_errors=True)
+        local = storage.normalize_location(path)
+        if os.path.isfile(local):
+            os.remove(local)
+            return
+        shutil.rmtree(local, ignore_errors=True)
         return
     jvm = spark.sparkContext._jvm
     p = jvm.org.apache.hadoop.fs.Path(path)

@@ -21,6 +21,7 @@ from sqlext.engine.dml import (DmlResult, Timer, begin, commit, file_metrics, re
                                spark_job_errors, table_frame)
 from sqlext.engine.partitions import files_matching_partition_predicate
 from sqlext.engine.rewrite import update_matching_rows
+from sqlext.engine.schemas import spark_schema
 from sqlext.log.pruning import Pruner
 from sqlext.log.table import DeltaLog
 from sqlext.log.transaction import Transaction
@@ -43,7 +44,8 @@ def update(spark: SparkSession, log: DeltaLog, condition=None, set=None, *,  # n
     frame = table_frame(spark, snapshot, alias)
     case_sensitive = str(spark.conf.get("spark.sql.caseSensitive", "false")).lower() == "true"
     assignments = resolve_assignments(frame, set, log.name, snapshot.version, OPERATION,
-                                      case_sensitive)
+                                      case_sensitive,
+                                      spark_schema(snapshot.metadata.schema_string))
     cond = None
     if condition is not None:
         cond = resolve_condition(frame, condition, log.name, snapshot.version, OPERATION)

@@ -17,7 +17,7 @@ from sqlext import DeltaTable
 from tests.dml.dml_kit import (changes_of, duckdb_after, duckdb_select, expected_changes,
                                file_actions, latest_version, live_files, operation, read_deltalake,
                                spark_table, spoil_data_files)
-from tests.engine.helpers import assert_readers_agree
+from tests.engine.helpers import assert_readers_agree, table_state
 from tests.support import assert_same_rows
 
 ROWS = [(i, None if i % 7 == 0 else i % 3, None if i % 5 == 0 else f"s{i % 4}",
@@ -146,3 +146,17 @@ def test_delete_with_alias_and_column_condition(spark, ranged):
     assert history.operation == "DELETE"
     assert history.operationMetrics["numDeletedRows"] == "5"
     assert json.loads(history.operationParameters["predicate"]) == ["(t.id >= CAST(35 AS BIGINT))"]
+
+
+@pytest.mark.parametrize("statement", ["delete", "update"])
+def test_one_candidate_without_matching_rows_leaves_no_trace(spark, ranged, statement):
+    # statistics leave one candidate (ids 0..9, v 10..90); no row has id 5 and v 51. A single
+    # candidate is rewritten before its matches are known: the new files must be discarded
+    path, _ = ranged
+    state = table_state(path)
+    dt = DeltaTable.forPath(spark, str(path))
+    if statement == "delete":
+        dt.delete("id = 5 AND v = 51")
+    else:
+        dt.update("id = 5 AND v = 51", {"v": "0"})
+    assert table_state(path) == state

@@ -3,8 +3,11 @@ the table is left exactly as it was (log, data files, rows)."""
 
 from __future__ import annotations
 
+import pyarrow as pa
 import pytest
+from deltalake import write_deltalake
 
+import sqlext
 from sqlext import DeltaTable
 from sqlext.errors import (AnalysisException, InvariantViolationError, ParseError, SqlextError,
                            UnsupportedOperationError)
@@ -73,3 +76,20 @@ def test_value_that_does_not_fit_its_column_fails_the_update(spark, table):
 def test_runtime_error_in_a_delete_condition(spark, table):
     # ANSI: 's1' is not an integer; the job fails, nothing is committed
     _refused(spark, table, SqlextError, lambda dt: dt.delete("CAST(s AS INT) = 1"), "DELETE failed")
+
+
+def test_append_only_table_refuses_delete_and_update(spark, tmp_path):
+    path = tmp_path / "append_only"
+    sqlext.write(spark.createDataFrame([(1, "a")], "id long, s string"), str(path),
+                 configuration={"delta.appendOnly": "true"})
+    for call in (lambda dt: dt.delete("id = 1"), lambda dt: dt.update("id = 1", {"s": "'b'"})):
+        _refused(spark, path, UnsupportedOperationError, call, "append-only")
+
+
+def test_null_for_a_not_null_column_fails_the_update(spark, tmp_path):
+    path = tmp_path / "not_null"
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("s", pa.string())])
+    write_deltalake(str(path), pa.table({"id": [1, 2, 3], "s": ["a", None, "c"]}, schema=schema))
+    _refused(spark, path, InvariantViolationError,
+             lambda dt: dt.update("s IS NULL", {"id": "CAST(NULL AS BIGINT)"}),
+             "NOT NULL constraint violated", "column 'id'")

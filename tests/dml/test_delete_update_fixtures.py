@@ -12,7 +12,9 @@ from deltalake import write_deltalake
 
 from tests.dml.dml_kit import (changes_of, duckdb_select, file_actions, latest_version, operation,
                                read_deltalake, run_and_expect)
-from tests.engine.helpers import assert_readers_agree
+from sqlext import DeltaTable
+from sqlext.errors import UnsupportedTableFeatureError
+from tests.engine.helpers import assert_readers_agree, table_state
 from tests.support import assert_same_rows
 
 CASES = [
@@ -81,3 +83,14 @@ def test_dml_on_a_delta_rs_table(spark, tmp_path):
     v3, before, _ = _run(spark, path, "delete", "ts < TIMESTAMP'2023-11-15 00:00:00'", None)
     assert_same_rows(changes_of(path, v3).drop_columns(["_change_type"]),
                      duckdb_select(before, "SELECT * FROM {t} WHERE ts < TIMESTAMP'2023-11-15'"))
+
+
+def test_dml_refuses_a_table_with_deletion_vectors(spark, fixture_table):
+    path = fixture_table("table-with-dv-small")
+    state = table_state(path, rows=False)
+    dt = DeltaTable.forPath(spark, str(path))
+    with pytest.raises(UnsupportedTableFeatureError, match="deletionVectors"):
+        dt.delete("value > 1")
+    with pytest.raises(UnsupportedTableFeatureError, match="deletionVectors"):
+        dt.update("value > 1", {"value": "0"})
+    assert table_state(path, rows=False) == state
