@@ -60,11 +60,14 @@ def write(spark: SparkSession, df: DataFrame, table: str, mode: str = "append",
           configuration: dict[str, str] | None = None, userMetadata: str | None = None,
           txnAppId: str | None = None, txnVersion: int | None = None, *,
           partitionOverwriteMode: str | None = None, operation: str | None = None,
-          operationParameters: dict | None = None, tableRef: TableRef | None = None) -> int:
+          operationParameters: dict | None = None, tableRef: TableRef | None = None,
+          description: str | None = None) -> int:
     """Write ``df`` to a table (path, URI or name) in one commit; returns the version.
 
     See :func:`sqlext.write` for the options. ``partitionOverwriteMode`` ("static"/"dynamic")
     overrides ``spark.sql.sources.partitionOverwriteMode`` for overwrites of partitioned tables.
+    ``description`` sets the table's comment (SQL ``COMMENT``) when the write creates or
+    replaces the table.
     """
     prepare(spark)
     key = str(mode).lower()
@@ -82,7 +85,8 @@ def write(spark: SparkSession, df: DataFrame, table: str, mode: str = "append",
         try:
             return _write_once(spark, df, ref, key, partitionBy, replaceWhere, mergeSchema,
                                overwriteSchema, configuration, userMetadata, txnAppId, txnVersion,
-                               partitionOverwriteMode, operation, operationParameters)
+                               partitionOverwriteMode, operation, operationParameters,
+                               description)
         except ProtocolChangedException:
             # lost the race to create the table: an append retries against the new table
             if attempt or key != "append":
@@ -92,7 +96,8 @@ def write(spark: SparkSession, df: DataFrame, table: str, mode: str = "append",
 
 def _write_once(spark, df, ref: TableRef, mode, partition_by, replace_where, merge_schema,
                 overwrite_schema, configuration, user_metadata, app_id, app_version,
-                partition_overwrite_mode, operation, operation_parameters) -> int:
+                partition_overwrite_mode, operation, operation_parameters,
+                description=None) -> int:
     started = time.time()
     log = DeltaLog(ref.location, name=ref.display)
     listing = log.listing()
@@ -123,7 +128,7 @@ def _write_once(spark, df, ref: TableRef, mode, partition_by, replace_where, mer
     pcols = [names[c.lower()] for c in pcols]
     data = df.select(*plan.columns)
 
-    metadata = _metadata(snapshot, plan, pcols, configuration, replace_schema, ref)
+    metadata = _metadata(snapshot, plan, pcols, configuration, replace_schema, ref, description)
     if metadata is not None:
         txn.update_metadata(metadata)
     if snapshot is None:
@@ -207,18 +212,22 @@ def _partition_columns(ref: TableRef, existing: list[str], requested: list[str] 
         "overwriteSchema=True. The table is unchanged.")
 
 
-def _metadata(snapshot, plan, pcols, configuration, replace_schema, ref) -> Metadata | None:
+def _metadata(snapshot, plan, pcols, configuration, replace_schema, ref,
+              description=None) -> Metadata | None:
     schema_string = plan.table_schema.json()
     if snapshot is None:
         conf = {**DEFAULT_NEW_TABLE_CONFIGURATION, **{k: str(v) for k, v in (configuration or {}).items()}}
-        return Metadata.new(schema_string, pcols, conf, now_ms(), name=ref.name)
+        return Metadata.new(schema_string, pcols, conf, now_ms(), name=ref.name,
+                            description=description)
     old = snapshot.metadata
     conf = {**old.configuration, **{k: str(v) for k, v in (configuration or {}).items()}}
     new_schema = schema_string if (plan.schema_changed or replace_schema) else old.schema_string
-    if (new_schema, pcols, conf) == (old.schema_string, old.partition_columns, old.configuration):
+    desc = description if (replace_schema and description is not None) else old.description
+    if (new_schema, pcols, conf, desc) == (old.schema_string, old.partition_columns,
+                                           old.configuration, old.description):
         return None
     return dataclasses.replace(old, schema_string=new_schema, partition_columns=pcols,
-                               configuration=conf)
+                               configuration=conf, description=desc)
 
 
 def _replace_where(spark, log, snapshot, txn, condition, text, cdf, data):

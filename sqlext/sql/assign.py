@@ -1,0 +1,75 @@
+"""Spark's store assignment for INSERT: source columns matched to table columns and cast.
+
+Under ``spark.sql.storeAssignmentPolicy`` ``ANSI`` (the default) a column may be written when
+Spark's ``Cast.canANSIStoreAssign`` allows it (numbers to numbers, anything to string, ...; not
+string to int), under ``STRICT`` only when it can be up-cast, under ``LEGACY`` always. Values that
+do not fit fail the statement when it runs, as Spark's ANSI casts do. Columns not written are NULL;
+a NULL in a ``NOT NULL`` column fails the statement before anything is written.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from sqlext.engine.schemas import same_type
+from sqlext.errors import AnalysisException, InvariantViolationError
+
+
+def _can_assign(spark: SparkSession, source: T.DataType, target: T.DataType) -> bool:
+    if same_type(source, target) or isinstance(source, T.NullType):
+        return True
+    policy = str(spark.conf.get("spark.sql.storeAssignmentPolicy", "ANSI")).upper()
+    if policy == "LEGACY":
+        return True
+    jvm = spark._jvm
+    cast = getattr(getattr(jvm.org.apache.spark.sql.catalyst.expressions, "Cast$"), "MODULE$")
+    types = jvm.org.apache.spark.sql.types.DataType
+    src, dst = types.fromJson(source.json()), types.fromJson(target.json())
+    return bool(cast.canUpCast(src, dst) if policy == "STRICT" else cast.canANSIStoreAssign(src, dst))
+
+
+def assign(spark: SparkSession, source: DataFrame, schema: T.StructType, targets: list[str],
+           constants: dict[str, Column], table: str) -> DataFrame:
+    """``source`` as rows of a table with ``schema``: its columns, by position, written to the
+    table columns named ``targets``; ``constants`` (static partition values) for others; NULL for
+    the rest."""
+    fields = {f.name.lower(): f for f in schema.fields}
+    if len(source.columns) != len(targets):
+        raise AnalysisException(
+            f"cannot write to table {table}: the data has {len(source.columns)} column(s) but "
+            f"{len(targets)} are expected ({', '.join(targets)})")
+    positional = source.toDF(*[f"_c{i}" for i in range(len(source.columns))])
+    values: dict[str, Column] = {}
+    for i, (src, name) in enumerate(zip(source.schema.fields, targets)):
+        field = fields[name.lower()]
+        if not _can_assign(spark, src.dataType, field.dataType):
+            raise AnalysisException(
+                f"cannot write to table {table}: cannot safely cast column {field.name} from "
+                f"{src.dataType.simpleString()} to {field.dataType.simpleString()} "
+                f"(spark.sql.storeAssignmentPolicy="
+                f"{spark.conf.get('spark.sql.storeAssignmentPolicy', 'ANSI')}); cast it "
+                "explicitly")
+        values[field.name.lower()] = F.col(f"_c{i}") if same_type(
+            src.dataType, field.dataType) else F.col(f"_c{i}").cast(field.dataType)
+    for name, value in constants.items():
+        values[name.lower()] = value.cast(fields[name.lower()].dataType)
+    columns = [values.get(f.name.lower(), F.lit(None).cast(f.dataType)).alias(f.name)
+               for f in schema.fields]
+    return positional.select(*columns)
+
+
+def check_not_null(df: DataFrame, schema: T.StructType, table: str) -> None:
+    """Refuse rows with NULL in a NOT NULL column (one Spark job, only if there are such columns)."""
+    required = [f.name for f in schema.fields if not f.nullable]
+    if not required:
+        return
+    cols = [F.col(f"`{name.replace('`', '``')}`") for name in required]
+    flags = [F.max(c.isNull().cast("int")).alias(f"n{i}") for i, c in enumerate(cols)]
+    row = df.agg(*flags).first()
+    bad = [name for i, name in enumerate(required) if row[f"n{i}"] == 1]
+    if bad:
+        raise InvariantViolationError(
+            f"table {table}: NOT NULL constraint violated for column(s) {', '.join(bad)}. "
+            "Nothing was written.")

@@ -1,0 +1,92 @@
+"""VACUUM, RESTORE and OPTIMIZE: routed to :class:`sqlext.DeltaTable`'s methods of the same
+names (``vacuum``, ``restoreToVersion`` / ``restoreToTimestamp``, ``optimize``) where sqlext has
+them; otherwise an :class:`UnsupportedOperationError` that says what is supported.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+from sqlext.delta_table import DeltaTable
+from sqlext.errors import UnsupportedOperationError
+from sqlext.sql import nodes
+from sqlext.sql import plan as P
+from sqlext.sql.plan_catalog import require_table
+from sqlext.sql.resolve import Resolver, label
+
+SUPPORTED_STATEMENTS = (
+    "SELECT (time travel, change feeds), INSERT, DELETE, UPDATE, MERGE, CREATE/DROP/ALTER TABLE, "
+    "CREATE/DROP VIEW, CREATE/DROP SCHEMA, DESCRIBE [HISTORY|DETAIL], SHOW TABLES|TBLPROPERTIES|"
+    "CREATE TABLE")
+
+
+def _method(name: str, statement: str):
+    method = getattr(DeltaTable, name, None)
+    if method is None:
+        raise UnsupportedOperationError(
+            f"{statement} is not supported by this version of sqlext; supported statements on "
+            f"sqlext tables: {SUPPORTED_STATEMENTS}")
+    return method
+
+
+def _accepts(method, parameter: str) -> bool:
+    return parameter in inspect.signature(method).parameters
+
+
+def plan_vacuum(resolver: Resolver, stmt: nodes.Vacuum) -> P.Plan:
+    ref = require_table(resolver, stmt.this, "VACUUM")
+    method = _method("vacuum", "VACUUM")
+    kwargs = {}
+    if stmt.args.get("dry_run"):
+        if not _accepts(method, "dryRun"):
+            raise UnsupportedOperationError("VACUUM ... DRY RUN is not supported; use VACUUM t "
+                                            "[RETAIN n HOURS]")
+        kwargs["dryRun"] = True
+    if stmt.args.get("mode"):
+        if not _accepts(method, "mode"):
+            raise UnsupportedOperationError(f"VACUUM ... {stmt.args['mode']} is not supported; "
+                                            "use VACUUM t [RETAIN n HOURS]")
+        kwargs["mode"] = stmt.args["mode"]
+    retain = stmt.args.get("retain")
+    spark = resolver.spark
+
+    def run():
+        if retain is not None:
+            kwargs["retentionHours"] = float(P.evaluate(spark, retain))
+        return method(DeltaTable(spark, ref), **kwargs)
+
+    return P.Plan(run)
+
+
+def plan_restore(resolver: Resolver, stmt: nodes.Restore) -> P.Plan:
+    ref = require_table(resolver, stmt.this, "RESTORE")
+    version = stmt.args["version"]
+    by_version = version.name.upper() == "VERSION"
+    method = _method("restoreToVersion" if by_version else "restoreToTimestamp", "RESTORE")
+    spark = resolver.spark
+
+    def run():
+        table = DeltaTable(spark, ref)
+        if by_version:
+            return method(table, P.integer(spark, version.expression,
+                                           f"RESTORE {label(stmt.this)} VERSION AS OF"))
+        return method(table, P.timestamp(spark, version.expression))
+
+    return P.Plan(run)
+
+
+def plan_optimize(resolver: Resolver, stmt: nodes.Optimize) -> P.Plan:
+    ref = require_table(resolver, stmt.this, "OPTIMIZE")
+    _method("optimize", "OPTIMIZE")
+    where = stmt.args.get("where")
+    predicate = where.this.sql(dialect="spark") if where is not None else None
+    zorder = [c.sql(dialect="spark") for c in stmt.args.get("zorder") or []]
+    spark = resolver.spark
+
+    def run():
+        builder = DeltaTable(spark, ref).optimize()
+        if predicate is not None:
+            builder = builder.where(predicate)
+        return builder.executeZOrderBy(*zorder) if zorder else builder.executeCompaction()
+
+    return P.Plan(run)

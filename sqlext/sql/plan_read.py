@@ -1,0 +1,274 @@
+"""Reads of sqlext tables anywhere in a statement, bound to temporary views.
+
+Every table reference that names a sqlext table (joins, subqueries, CTE bodies, set operations,
+INSERT sources, MERGE sources, subqueries in predicates) is replaced by a uniquely named temporary
+view bound to the right DataFrame: the current snapshot, ``VERSION AS OF``, ``TIMESTAMP AS OF``,
+or a change feed. A reference to a view sqlext stores is replaced by the view's query, itself
+rewritten. Qualifiers keep working: the replacement carries the reference's alias, or its name.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import uuid
+from dataclasses import dataclass
+
+from pyspark.sql import DataFrame, SparkSession
+from sqlglot import exp
+
+from sqlext.engine.catalog import Catalog, TableRef
+from sqlext.engine.read import resolve_snapshot
+from sqlext.engine.scan import scan
+from sqlext.errors import AnalysisException, TableNotFoundError, UnsupportedOperationError
+from sqlext.sql import change_reads
+from sqlext.sql import plan as P
+from sqlext.sql.nodes import delta_path
+from sqlext.sql.resolve import Kind, Resolver, has_delta_log, label
+
+VIEW_PREFIX = "__sqlext_"
+_PROCESS = uuid.uuid4().hex[:8]
+_COUNTER = itertools.count(1)
+MAX_VIEW_DEPTH = 32
+
+
+def _view_name() -> str:
+    return f"{VIEW_PREFIX}{_PROCESS}_{next(_COUNTER)}"
+
+
+@dataclass
+class Binding:
+    """A temporary view name and the read it stands for."""
+
+    name: str
+    ref: TableRef
+    label: str
+    version: exp.Expression | None = None
+    timestamp: exp.Expression | None = None
+    changes: change_reads.ChangeRead | None = None
+
+    def dataframe(self, spark: SparkSession) -> DataFrame:
+        if self.changes is not None:
+            return self.changes.dataframe(spark, self.ref)
+        version = None if self.version is None else P.integer(
+            spark, self.version, f"{self.label} VERSION AS OF")
+        ts = None if self.timestamp is None else P.timestamp(spark, self.timestamp)
+        log, snapshot = resolve_snapshot(spark, self.ref, version, ts)
+        return scan(spark, log, snapshot)
+
+
+@dataclass
+class ReadPlan:
+    """A statement tree with its sqlext reads replaced, and what the views stand for."""
+
+    tree: exp.Expression
+    bindings: list[Binding]
+
+    @property
+    def labels(self) -> dict[str, str]:
+        return {b.name: b.label for b in self.bindings}
+
+    def sql(self) -> str:
+        return self.tree.sql(dialect="spark")
+
+    def dataframe(self, spark: SparkSession) -> DataFrame:
+        """Run the (query) tree with its views bound."""
+        with P.bound(spark, self.bindings):
+            return P.spark_sql(spark, self.sql(), self.labels)
+
+
+class ReadRewriter:
+    """Replaces the sqlext reads of trees; collects the bindings."""
+
+    def __init__(self, resolver: Resolver):
+        self.resolver = resolver
+        self.bindings: list[Binding] = []
+
+    def touches_sqlext(self, root: exp.Expression, skip: frozenset[int] = frozenset()) -> bool:
+        """Whether any read in ``root`` (outside ``skip``, ids of target tables) is sqlext's."""
+        for table in root.find_all(exp.Table):
+            if id(table) in skip or _is_cte(table):
+                continue
+            if table.args.get("changes") or _is_table_changes(table):
+                return True
+            if isinstance(table.this, exp.Identifier) and self.resolver.resolve(table).is_sqlext:
+                return True
+        return False
+
+    def rewrite(self, root: exp.Expression, skip: frozenset[int] = frozenset(),
+                depth: int = 0) -> exp.Expression:
+        """Replace the sqlext reads of ``root`` in place (``skip``: ids of tables to leave)."""
+        rewritten: set[tuple[str, str]] = set()
+        for table in list(root.find_all(exp.Table)):
+            if id(table) in skip or _is_cte(table):
+                continue
+            qualifier = self._rewrite_table(table, depth)
+            if qualifier:
+                rewritten.add(qualifier)
+        if rewritten:
+            _strip_qualifiers(root, rewritten)
+        return root
+
+    def _rewrite_table(self, table: exp.Table, depth: int) -> tuple[str, str] | None:
+        if _is_table_changes(table):
+            self._bind_table_changes(table)
+            return None
+        if not isinstance(table.this, exp.Identifier):
+            return None
+        target = self.resolver.resolve(table)
+        text = label(table)
+        clause = table.args.get("changes")
+        if target.kind is Kind.SPARK:
+            if clause is not None:
+                raise AnalysisException(f"{text} CHANGES FROM ...: {text} is not a sqlext table "
+                                        "(a Delta table with a change feed)")
+            return None
+        qualifier = (table.text("db").lower(), table.name.lower()) if table.args.get("db") else None
+        if target.kind is Kind.VIEW:
+            if clause is not None or table.args.get("version"):
+                raise UnsupportedOperationError(
+                    f"{text} is a view: time travel and CHANGES FROM read tables, not views")
+            self._expand_view(table, target.view, depth)
+            return qualifier
+        binding = Binding(_view_name(), target.ref, text)
+        if target.kind is Kind.CHANGES:
+            alias = table.alias or table.name
+            binding.changes = change_reads.from_where(table, alias)
+        elif clause is not None:
+            binding.changes = change_reads.from_clause(clause, text)
+        elif table.args.get("version") is not None:
+            self._time_travel(binding, table.args["version"])
+        self._replace(table, binding)
+        return qualifier
+
+    def _time_travel(self, binding: Binding, version: exp.Version) -> None:
+        if version.text("kind").upper() != "AS OF":
+            raise UnsupportedOperationError(
+                f"{binding.label}: only VERSION AS OF n and TIMESTAMP AS OF ts are supported for "
+                f"time travel, not {version.sql(dialect='spark')}")
+        if version.name.upper() == "VERSION":
+            binding.version = version.expression
+        else:
+            binding.timestamp = version.expression
+
+    def _bind_table_changes(self, table: exp.Table) -> None:
+        name_expr, read = change_reads.from_function(table.this)
+        try:
+            name = P.literal(name_expr)
+        except ValueError:
+            name = None
+        if not isinstance(name, str):
+            raise AnalysisException("table_changes: the first argument must be the table name "
+                                    "as a string, e.g. table_changes('db.t', 1)")
+        ref = Catalog(self.resolver.spark).resolve(name) if name else None
+        if ref is None or not has_delta_log(ref.location):
+            raise TableNotFoundError(f"table_changes: {name!r} is not a sqlext (Delta) table")
+        self._replace(table, Binding(_view_name(), ref, f"table_changes('{name}')", changes=read))
+        if not table.alias:
+            table.set("alias", exp.TableAlias(this=exp.to_identifier("table_changes")))
+
+    def _replace(self, table: exp.Table, binding: Binding) -> None:
+        if not table.args.get("alias") and isinstance(table.this, exp.Identifier) \
+                and delta_path(table) is None:
+            table.set("alias", exp.TableAlias(this=table.this.copy()))
+        for arg in ("db", "catalog", "version", "changes"):
+            table.set(arg, None)
+        table.set("this", exp.to_identifier(binding.name))
+        self.bindings.append(binding)
+
+    def _expand_view(self, table: exp.Table, view, depth: int) -> None:
+        if depth >= MAX_VIEW_DEPTH:
+            raise AnalysisException(f"view {view.display} refers to itself (through "
+                                    f"{MAX_VIEW_DEPTH} levels of views)")
+        query = _view_query(view.query).copy()
+        self.rewrite(query, depth=depth + 1)
+        _rename_ctes(query)
+        alias = table.args.get("alias")
+        alias = alias.copy() if alias else exp.TableAlias(this=exp.to_identifier(view.name))
+        if view.columns and not alias.args.get("columns"):
+            alias.set("columns", [exp.to_identifier(c) for c in view.columns])
+        table.replace(exp.Subquery(this=query, alias=alias))
+
+
+def _rename_ctes(query: exp.Expression) -> None:
+    """Give a view query's CTEs unique names: Spark SQL is rendered with every CTE moved to the
+    statement's top level, where a CTE of the view could clash with one of the query (dbt's
+    ephemeral models put the same ``__dbt__cte__x`` into both)."""
+    with_ = query.args.get("with_")
+    if with_ is None:
+        return
+    names = {}
+    for cte in with_.expressions:
+        names[cte.alias.lower()] = f"{cte.alias}_{_view_name()}"
+        cte.set("alias", exp.TableAlias(this=exp.to_identifier(names[cte.alias.lower()])))
+    for table in query.find_all(exp.Table):
+        new = names.get(table.name.lower()) if not table.args.get("db") else None
+        if new and isinstance(table.this, exp.Identifier):
+            if not table.args.get("alias"):
+                table.set("alias", exp.TableAlias(this=table.this.copy()))
+            table.set("this", exp.to_identifier(new))
+
+
+@functools.lru_cache(maxsize=256)
+def _view_query(sql: str) -> exp.Expression:
+    from sqlext.sql.parse import parse_statements
+
+    (query,) = parse_statements(sql)
+    return query
+
+
+def _is_table_changes(table: exp.Table) -> bool:
+    return isinstance(table.this, exp.Anonymous) and table.this.name.lower() == "table_changes"
+
+
+def _is_cte(table: exp.Table) -> bool:
+    """Whether a one-part name refers to a CTE in scope."""
+    if table.args.get("db") or not isinstance(table.this, exp.Identifier):
+        return False
+    name = table.name.lower()
+    node = table.parent
+    while node is not None:
+        with_ = node.args.get("with_") if isinstance(node, exp.Expression) else None
+        if with_ is not None and any(cte.alias.lower() == name for cte in with_.expressions):
+            return True
+        node = node.parent
+    return False
+
+
+def _strip_qualifiers(root: exp.Expression, rewritten: set[tuple[str, str]]) -> None:
+    """``db.t.col`` -> ``t.col`` where ``db.t`` was replaced by a view aliased ``t``."""
+    for column in root.find_all(exp.Column):
+        if column.args.get("db") and (column.text("db").lower(),
+                                      column.text("table").lower()) in rewritten:
+            column.set("db", None)
+            column.set("catalog", None)
+
+
+def plan_reads(resolver: Resolver, stmt: exp.Expression,
+               skip: frozenset[int] = frozenset()) -> ReadPlan | None:
+    """The statement with its sqlext reads bound (a copy), or None when it has none."""
+    rewriter = ReadRewriter(resolver)
+    if not rewriter.touches_sqlext(stmt, skip):
+        return None
+    copy = stmt.copy()
+    if skip:  # map skipped tables onto the copy (same traversal order)
+        originals = list(stmt.find_all(exp.Table))
+        copies = list(copy.find_all(exp.Table))
+        skip = frozenset(id(c) for o, c in zip(originals, copies) if id(o) in skip)
+    rewriter.rewrite(copy, skip)
+    return ReadPlan(copy, rewriter.bindings)
+
+
+def plan_generic(resolver: Resolver, stmt: exp.Expression,
+                 skip: frozenset[int] = frozenset()) -> P.Plan:
+    """Any statement Spark runs: as written, or with its sqlext reads bound."""
+    spark = resolver.spark
+    reads = plan_reads(resolver, stmt, skip)
+    if reads is None:
+        return P.passthrough(spark, stmt.meta.get("sql") or stmt.sql(dialect="spark"))
+    return P.Plan(lambda: reads.dataframe(spark), reads.sql(), reads.labels)
+
+
+def plan_query(resolver: Resolver, query: exp.Expression) -> ReadPlan:
+    """A query (an INSERT, CTAS or MERGE source) ready to run, its sqlext reads bound."""
+    return plan_reads(resolver, query) or ReadPlan(query, [])

@@ -1,0 +1,149 @@
+"""CREATE [OR REPLACE] [TEMPORARY] VIEW and DROP VIEW.
+
+A view whose query reads sqlext tables (or sqlext views) is kept by sqlext (see
+:mod:`sqlext.sql.views`) and expanded wherever it is referenced, so it always shows the tables'
+current data. Any other view is Spark's. Unqualified table names in a persistent view's query are
+qualified with the current schema when the view is created, as Spark resolves them.
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from sqlext.errors import AnalysisException, TableAlreadyExistsError, UnsupportedOperationError
+from sqlext.sql import plan as P
+from sqlext.sql.plan_read import ReadRewriter, _is_cte, plan_reads
+from sqlext.sql.resolve import Kind, Resolver, has_delta_log, label, spark_name
+from sqlext.sql.views import ViewDef
+
+
+def _existing(resolver: Resolver, table: exp.Table, temporary: bool | None) -> ViewDef | None:
+    """The sqlext view a name means: temporary, persistent, or (None) either, temporary first."""
+    names = resolver.schema_and_name(table)
+    if names is None:
+        return None
+    if temporary is not False and not table.args.get("db"):
+        view = resolver.views.temporary(names[1])
+        if view is not None or temporary:
+            return view
+    return None if temporary else resolver.views.persistent(*names)
+
+
+def plan_create_view(resolver: Resolver, stmt: exp.Create) -> P.Plan | None:
+    schema_node = stmt.this if isinstance(stmt.this, exp.Schema) else None
+    table = schema_node.this if schema_node is not None else stmt.this
+    props = stmt.args["properties"].expressions if stmt.args.get("properties") else []
+    temporary = any(isinstance(p, exp.TemporaryProperty) for p in props)
+    is_global = any(isinstance(p, exp.GlobalProperty) for p in props)
+    query = stmt.expression
+    if stmt.args.get("with_") is not None:
+        query = query.copy()
+        query.set("with_", stmt.args["with_"].copy())
+    replace, if_not_exists = bool(stmt.args.get("replace")), bool(stmt.args.get("exists"))
+    existing = _existing(resolver, table, temporary)
+    spark = resolver.spark
+    if not ReadRewriter(resolver).touches_sqlext(query):
+        if existing is None:
+            return None
+        # a Spark view replaces sqlext's view of the same name
+        if not replace:
+            return P.Plan(lambda: _exists(existing, if_not_exists))
+        sql = stmt.meta.get("sql") or stmt.sql(dialect="spark")
+
+        def run_spark():
+            result = P.spark_sql(spark, sql)
+            resolver.views.drop(existing)
+            return result
+
+        return P.Plan(run_spark, sql)
+    text = label(table)
+    if is_global:
+        raise UnsupportedOperationError(f"CREATE GLOBAL TEMPORARY VIEW {text}: global temporary "
+                                        "views over sqlext tables are not supported; use CREATE "
+                                        "[TEMPORARY] VIEW")
+    names = resolver.schema_and_name(table)
+    if names is None or (temporary and table.args.get("db")):
+        raise AnalysisException(f"CREATE VIEW {text}: not a valid view name")
+    schema, name = names
+    columns = tuple(c.name for c in schema_node.expressions) if schema_node is not None else None
+    comment = next((p.this.name for p in props if isinstance(p, exp.SchemaCommentProperty)), None)
+    stored = query.copy()
+    if not temporary:
+        _qualify(resolver, stored, schema, text)
+    view = ViewDef(name, stored.sql(dialect="sqlext"), None if temporary else schema, columns,
+                   comment)
+    check = plan_reads(resolver, query)
+
+    def run():
+        if existing is not None and not replace:
+            return _exists(existing, if_not_exists)
+        if not temporary:
+            if resolver.catalog.lookup(schema, name) or has_delta_log(
+                    resolver.catalog.managed_location(schema, name)):
+                raise TableAlreadyExistsError(f"CREATE VIEW {text}: a table {schema}.{name} "
+                                              "exists")
+            if not resolver.catalog.schema_exists(schema):
+                raise AnalysisException(f"CREATE VIEW {text}: schema `{schema}` not found")
+        fields = check.dataframe(spark).schema.fields   # analyses the query: errors now, not later
+        if columns is not None and len(columns) != len(fields):
+            raise AnalysisException(f"CREATE VIEW {text}: {len(columns)} column name(s) for a "
+                                    f"query of {len(fields)} column(s)")
+        if _spark_view_exists(spark, table, temporary):
+            if not replace:
+                raise TableAlreadyExistsError(f"CREATE VIEW {text}: a Spark view of that name "
+                                              "exists; use CREATE OR REPLACE VIEW")
+            P.spark_sql(spark, exp.Drop(this=None, kind="VIEW", exists=True,
+                                        tables=[table.copy()]).sql(dialect="spark"))
+        resolver.views.put(view)
+        return None
+
+    return P.Plan(run, check.sql(), check.labels)
+
+
+def _exists(view: ViewDef, if_not_exists: bool):
+    if if_not_exists:
+        return None
+    raise TableAlreadyExistsError(f"view {view.display} already exists; use CREATE OR REPLACE "
+                                  "VIEW")
+
+
+def _spark_view_exists(spark, table: exp.Table, temporary: bool) -> bool:
+    try:
+        catalog = spark._jsparkSession.sessionState().catalog()
+        if temporary or not table.args.get("db"):
+            if catalog.getTempView(table.name).isDefined():
+                return True
+        if temporary:
+            return False
+        db = table.text("db") or spark.catalog.currentDatabase()
+        return bool(spark.catalog.tableExists(spark_name(db, table.name)))
+    except Exception:  # noqa: BLE001
+        return False
+
+
+def _qualify(resolver: Resolver, query: exp.Expression, schema: str, text: str) -> None:
+    """Qualify the persistent view's one-part table names with the current schema."""
+    for table in query.find_all(exp.Table):
+        if table.args.get("db") or not isinstance(table.this, exp.Identifier) or _is_cte(table):
+            continue
+        if resolver.views.temporary(table.name) is not None:
+            raise AnalysisException(f"CREATE VIEW {text}: a persistent view cannot refer to the "
+                                    f"temporary view {table.name}")
+        if resolver.resolve(table).kind is Kind.SPARK and resolver._spark_temp_view(table.name):
+            continue
+        table.set("db", exp.to_identifier(schema))
+
+
+def plan_drop_view(resolver: Resolver, stmt: exp.Drop) -> P.Plan | None:
+    tables = stmt.args.get("tables") or []
+    if len(tables) != 1:
+        return None
+    table = tables[0]
+    view = _existing(resolver, table, None)
+    if view is None:
+        names = resolver.schema_and_name(table)
+        target = resolver.resolve(table) if names else None
+        if target is not None and target.kind is Kind.TABLE:
+            raise AnalysisException(f"DROP VIEW {label(table)}: it is a table; use DROP TABLE")
+        return None
+    return P.Plan(lambda: resolver.views.drop(view))
