@@ -348,18 +348,16 @@ def _inside(root_real: str, path: str, cache: dict[str, bool]) -> bool:
 
 
 def _delete(log_: DeltaLog, result: VacuumResult, local: bool) -> int:
+    """Delete the files, then the emptied directories, deepest first; a directory something
+    appeared in meanwhile stays. Local paths are checked to resolve inside the table."""
     if local:
         root_real = os.path.realpath(log_.location)
         cache: dict[str, bool] = {}
-        count = 0
-        # files, then directories (emptied, deepest first); a directory something appeared in
-        # meanwhile makes rmdir fail and stays
-        for paths, remove in ((result.files, os.unlink), (result.directories, os.rmdir)):
-            for path in paths:
-                if not _inside(root_real, path, cache) or os.path.islink(path):
-                    continue
+        count = sum(_unlink_file(p) for p in result.files if _inside(root_real, p, cache))
+        for path in result.directories:
+            if _inside(root_real, path, cache) and not os.path.islink(path):
                 try:
-                    remove(path)
+                    os.rmdir(path)
                     count += 1
                 except OSError:
                     pass
@@ -373,6 +371,17 @@ def _delete(log_: DeltaLog, result: VacuumResult, local: bool) -> int:
         except Exception:  # noqa: BLE001 - a directory that is no longer empty stays
             pass
     return len(result.files) + len(result.directories)
+
+
+def _unlink_file(path: str) -> int:
+    """Delete one regular file (never a symbolic link); 1 when it was deleted."""
+    try:
+        if os.path.islink(path):
+            return 0
+        os.unlink(path)
+        return 1
+    except OSError:
+        return 0
 
 
 # --- Spark-facing -------------------------------------------------------------------------------
