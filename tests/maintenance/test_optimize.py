@@ -188,6 +188,14 @@ def _schema(log):
     return parse_schema(log.snapshot().metadata.schema_string)
 
 
+def _writing(staging) -> bool:
+    """Whether a write is under way: a directory in sqlext's staging area."""
+    try:
+        return any(staging.iterdir())
+    except FileNotFoundError:
+        return False
+
+
 def test_concurrent_delete_of_a_compacted_file_fails_optimize(spark, table_path):
     _small_files(spark, table_path, writes=2)
     path = str(table_path)
@@ -196,7 +204,7 @@ def test_concurrent_delete_of_a_compacted_file_fails_optimize(spark, table_path)
 
     def deleter():
         deadline = time.time() + 120
-        while time.time() < deadline and not (staging.exists() and any(staging.iterdir())):
+        while time.time() < deadline and not _writing(staging):
             time.sleep(0.005)
         log = DeltaLog(path)
         txn = log.start_transaction()
