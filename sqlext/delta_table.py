@@ -189,6 +189,15 @@ class DeltaTable:
         from sqlext.engine.update import update
         update(self._spark, self._log, condition, set, alias=self._alias)
 
+    # --- MERGE --------------------------------------------------------------------------------
+
+    def merge(self, source: DataFrame, condition):
+        """A :class:`~sqlext.engine.merge_builder.DeltaMergeBuilder` merging ``source`` (alias it
+        with ``source.alias("s")``) into this table (alias it with :meth:`alias`) on
+        ``condition`` (SQL string or Column); add ``when...`` clauses, then ``execute()``."""
+        from sqlext.engine.merge_builder import DeltaMergeBuilder
+        return DeltaMergeBuilder(self, source, condition)
+
     # --- maintenance: VACUUM, RESTORE, OPTIMIZE -----------------------------------------------
 
     def vacuum(self, retentionHours: float | None = None, dryRun: bool = False,

@@ -105,12 +105,23 @@ def read_files(spark: SparkSession, log: DeltaLog, schema: T.StructType,
         rows = [(os.path.basename(path), *[_typed(_pv(f, c), ptypes[c.lower()])
                                            for c in partition_columns], *f.extras)
                 for path in layer for f in listings[path]]
-        mapping = spark.createDataFrame(rows, mapping_schema)
+        mapping = local_frame(spark, rows, mapping_schema)
         base = spark.read.schema(stored).parquet(*layer).withColumn(
             _NAME, F.col("_metadata.file_name"))
         part = base.join(F.broadcast(mapping), _NAME).select(*out_cols)
         result = part if result is None else result.unionByName(part)
     return result
+
+
+def local_frame(spark: SparkSession, rows: list[tuple], schema: T.StructType) -> DataFrame:
+    """A small DataFrame of ``rows`` held in the plan itself (a local relation, passed through
+    Arrow) rather than an RDD of pickled Python rows, as ``createDataFrame`` of a list makes."""
+    import pyarrow as pa
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    arrow = to_arrow_schema(schema, timezone="UTC")
+    table = pa.Table.from_pylist([dict(zip(schema.names, r)) for r in rows], schema=arrow)
+    return spark.createDataFrame(table)
 
 
 def _quoted(name: str) -> str:

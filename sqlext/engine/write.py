@@ -13,6 +13,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.utils import AnalysisException as SparkAnalysisException
 
 from sqlext.engine.catalog import Catalog, TableRef
+from sqlext.engine.commit_metadata import user_metadata as resolve_user_metadata
 from sqlext.engine.files import write_files
 from sqlext.engine.partitions import files_matching_partition_predicate
 from sqlext.engine.rewrite import delete_matching_rows, write_changes
@@ -188,7 +189,8 @@ def _write_once(spark, df, ref: TableRef, mode, partition_by, replace_where, mer
         params["predicate"] = json.dumps([replace_where])
     params.update(operation_parameters or {})
     metrics["executionTimeMs"] = int((time.time() - started) * 1000)
-    version = txn.commit(actions, operation or "WRITE", params, metrics, user_metadata,
+    version = txn.commit(actions, operation or "WRITE", params, metrics,
+                         resolve_user_metadata(spark, user_metadata),
                          engine_info(spark))
     if ref.name and (snapshot is None or ref.managed):
         Catalog(spark).register(ref)

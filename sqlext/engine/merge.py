@@ -1,0 +1,485 @@
+"""MERGE, as delta-spark's MergeIntoCommand does it: only target files holding matched rows (or rows
+a NOT MATCHED BY SOURCE clause changes) are rewritten.
+
+1. Analysis (:class:`~sqlext.engine.merge_plan.MergePlan`): clauses, scopes, types, schema
+   evolution. Bad input fails here, before any data is read.
+2. Candidate files: target-only conjuncts of the ON condition prune by partition values and
+   statistics; one pass over the source counts its rows and collects its join keys' ranges, which
+   prune further (:mod:`sqlext.engine.merge_prune`). NOT MATCHED BY SOURCE clauses add the files
+   their conditions may select.
+3. Touched files: one join of the source with the candidates finds, per target row, how many
+   source rows match it and which clause acts. Several source rows modifying one target row raise
+   :class:`~sqlext.errors.MultipleSourceRowMatchError`; nothing is written.
+4. Rewrite: the touched files, joined with the source once more (full outer with inserts), give
+   every output row: copied, updated, inserted target rows as data, and with the change feed on,
+   ``insert``/``delete``/``update_preimage``/``update_postimage`` change rows, all in one Spark
+   job. A MERGE with only WHEN NOT MATCHED clauses anti-joins the source with the candidates and
+   only appends.
+5. One commit: remove the touched files, add the new ones, with delta-spark's parameters and
+   metrics. Concurrent writers are checked against the region and files read.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from dataclasses import dataclass, field
+
+from pyspark.errors import PySparkException
+from pyspark import StorageLevel
+from pyspark.sql import DataFrame, SparkSession, Window
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+from sqlglot import exp
+
+from sqlext.engine.commit_metadata import user_metadata as resolve_user_metadata
+from sqlext.engine.dml import Timer, begin, removes, spark_job_errors
+from sqlext.engine.files import CHANGE_TYPE, WrittenFile, write_files
+from sqlext.engine.merge_builder import MATCHED, NOT_MATCHED, NOT_MATCHED_BY_SOURCE, Clause
+from sqlext.engine.merge_plan import (CLAUSE, COPY, DELETE, INSERT, KIND, OPERATION, UPDATE,
+                                      MergePlan)
+from sqlext.engine.merge_prune import analyse_on, summarize_source
+from sqlext.engine.rewrite import total_records
+from sqlext.engine.scan import FILE_COLUMN, scan
+from sqlext.engine.write import engine_info
+from sqlext.errors import AnalysisException, MultipleSourceRowMatchError
+from sqlext.log.actions import AddFile, decode_path
+from sqlext.log.pruning import Pruner
+from sqlext.log.table import DeltaLog
+from sqlext.log.transaction import Transaction
+
+ROW_ID = "__sqlext_m_row"
+SOURCE_ROW_ID = "__sqlext_m_srow"
+_FILE = "__sqlext_m_file"
+_MATCHED = "__sqlext_m_matched"
+_RANK = "__sqlext_m_rank"
+#: candidate files up to this many bytes are joined with the source once (the join cached);
+#: beyond, twice, as delta-spark does
+SINGLE_PASS_CONF = "spark.sqlext.merge.singlePassMaxBytes"
+SINGLE_PASS_DEFAULT = 256 * 1024 * 1024
+
+RESULT_SCHEMA = T.StructType([T.StructField(n, T.LongType()) for n in (
+    "num_affected_rows", "num_updated_rows", "num_deleted_rows", "num_inserted_rows")])
+
+MULTIPLE_MATCH_MESSAGE = (
+    "Cannot perform Merge as multiple source rows matched and attempted to modify the same "
+    "target row in the Delta table in possibly conflicting ways. By SQL semantics of Merge, when "
+    "multiple source rows match on the same target row, the result may be ambiguous as it is "
+    "unclear which source row should be used to update or delete the matching target row. You "
+    "can preprocess the source table to eliminate the possibility of multiple matches.")
+
+
+# a source broadcast to the join's tasks goes through the driver: only worth it when tiny
+_BROADCAST_BYTES = 1024 * 1024
+
+
+_PLAIN_NAME = re.compile(r"^[A-Za-z0-9._=-]+$")
+
+
+def _basename(f: AddFile) -> str:
+    return decode_path(f.path).rsplit("/", 1)[-1]
+
+
+def _width(dt: T.DataType) -> int:
+    """A rough size in bytes of a value of ``dt`` in memory."""
+    if isinstance(dt, (T.StringType, T.BinaryType)):
+        return 32
+    if isinstance(dt, T.StructType):
+        return sum(_width(f.dataType) for f in dt.fields)
+    if isinstance(dt, (T.ArrayType, T.MapType)):
+        return 128
+    return 8
+
+
+def _conf_bytes(spark: SparkSession, key: str, default: int = 0) -> int:
+    try:
+        text = str(spark.conf.get(key, str(default))).strip().lower()
+        units = {"b": 1, "k": 1024, "kb": 1024, "m": 1024 ** 2, "mb": 1024 ** 2,
+                 "g": 1024 ** 3, "gb": 1024 ** 3}
+        for suffix in sorted(units, key=len, reverse=True):
+            if text.endswith(suffix):
+                return int(float(text[:-len(suffix)]) * units[suffix])
+        return int(text)
+    except (TypeError, ValueError):
+        return default
+
+
+@dataclass
+class MergeResult:
+    """What a MERGE did: the version it committed (None: nothing changed) and its metrics."""
+
+    version: int | None
+    metrics: dict[str, int] = field(default_factory=dict)
+
+    def summary(self, spark: SparkSession) -> DataFrame:
+        """delta-spark's one-row result of ``execute()``."""
+        m = self.metrics
+        updated, deleted = m.get("numTargetRowsUpdated", 0), m.get("numTargetRowsDeleted", 0)
+        inserted = m.get("numTargetRowsInserted", 0)
+        return spark.createDataFrame([(updated + deleted + inserted, updated, deleted, inserted)],
+                                     RESULT_SCHEMA)
+
+
+@dataclass
+class _Touched:
+    """Per touched-candidate file: what the join of source and target found."""
+
+    rewrite: bool
+    any_match: bool
+    max_matched: int
+    max_acting: int
+    matched_updated: int
+    matched_deleted: int
+    source_updated: int
+    source_deleted: int
+
+
+def merge(spark: SparkSession, log: DeltaLog, source: DataFrame, condition,
+          clauses: tuple[Clause, ...], *, alias: str | None = None,
+          schema_evolution: bool = False, txn: Transaction | None = None) -> MergeResult:
+    """MERGE ``source`` into the table: ``condition`` (SQL string or Column) matches source rows
+    to target rows, ``clauses`` say what happens (see :class:`~sqlext.engine.merge_builder.
+    DeltaMergeBuilder`). ``alias`` is the target's name in conditions; ``txn`` a transaction
+    already started (default: a new one on the latest version)."""
+    return _Merge(spark, log, source, condition, tuple(clauses), alias, schema_evolution,
+                  txn).run()
+
+
+class _Merge:
+    def __init__(self, spark, log, source, condition, clauses, alias, schema_evolution, txn):
+        self.spark, self.log, self.alias = spark, log, alias
+        self.timer = Timer()
+        removes_data = any(c.kind != NOT_MATCHED for c in clauses)
+        self.txn, self.snapshot = begin(log, txn, OPERATION, removes_data=removes_data)
+        try:
+            self.plan = MergePlan(spark, log.name, self.snapshot, source, condition, clauses,
+                                  alias, schema_evolution)
+        except PySparkException as exc:
+            raise AnalysisException(f"table {log.name}, version {self.snapshot.version}: the "
+                                    f"MERGE is invalid: {str(exc).splitlines()[0]}. The table is "
+                                    "unchanged.") from exc
+        self.metrics: dict[str, int] = {}
+        self._names = False
+
+    # --- driver ------------------------------------------------------------------------------
+
+    def run(self) -> MergeResult:
+        plan, snapshot = self.plan, self.snapshot
+        with spark_job_errors(self.log, snapshot, OPERATION):
+            candidates = self._candidates()
+            if plan.insert_only:
+                removed, written = [], self._insert_only(candidates)
+                touched = None
+            else:
+                removed, written, touched = self._rewrite(candidates)
+        self._record_reads(candidates, removed)
+        added = [w for w in written if not w.is_change_file]
+        changes = [w for w in written if w.is_change_file]
+        self._finish_metrics(removed, added, changes, touched)
+        actions = removes(removed) + [w.add() for w in added] + [c.cdc() for c in changes]
+        if not actions:
+            self.metrics["executionTimeMs"] = self.timer.total()
+            return MergeResult(None, self.metrics)
+        if plan.schema_changed:
+            self.txn.update_metadata(dataclasses.replace(
+                snapshot.metadata, schema_string=plan.new_schema.json()))
+        self.metrics["executionTimeMs"] = self.timer.total()
+        version = self.txn.commit(actions, OPERATION, plan.parameters(), self.metrics,
+                                  resolve_user_metadata(self.spark),
+                                  engine_info(self.spark))
+        return MergeResult(version, self.metrics)
+
+    # --- 2. candidate files ------------------------------------------------------------------
+
+    def _candidates(self) -> list[AddFile]:
+        plan, snapshot = self.plan, self.snapshot
+        files = snapshot.files
+        on = analyse_on(plan.on.predicate, self.alias, plan.source_alias,
+                        [f.name for f in plan.old_schema.fields], plan.source.columns)
+        self._target_only = on.target_only
+        pcols = snapshot.partition_columns
+        matchable = files
+        if on.target_only is not None:
+            matchable = Pruner(on.target_only, snapshot.schema, pcols).prune(matchable)
+        types = {f.name.lower(): f.dataType for f in plan.old_schema.fields}
+        self.summary = summarize_source(plan.source, snapshot, matchable, on.keys, types)
+        matchable = self.summary.prune(snapshot, matchable)
+        self.metrics["numSourceRows"] = self.summary.num_rows
+        self.metrics["numTargetFilesBeforeSkipping"] = len(files)
+        by_source = plan.of(NOT_MATCHED_BY_SOURCE)
+        if not by_source:
+            candidates = matchable
+        else:
+            predicates = [c.condition.predicate if c.condition is not None else None
+                          for c in by_source]
+            selected = files
+            if all(p is not None for p in predicates):
+                either = predicates[0]
+                for p in predicates[1:]:
+                    either = exp.or_(either, p)
+                selected = Pruner(either, snapshot.schema, pcols).prune(files)
+            keep = {f.path for f in matchable} | {f.path for f in selected}
+            candidates = [f for f in files if f.path in keep]
+        self.metrics["numTargetFilesAfterSkipping"] = len(candidates)
+        # a row's file is known by its name when the names are unique and plain (no mapping
+        # join needed), else by the scan's file column
+        names = [_basename(f) for f in candidates]
+        self._names = len(set(names)) == len(names) and all(map(_PLAIN_NAME.match, names))
+        return candidates
+
+    def _record_reads(self, candidates: list[AddFile], removed: list[AddFile]) -> None:
+        """The region read: target-only conjuncts and the source's key ranges (the whole table
+        with NOT MATCHED BY SOURCE clauses), and the candidate files kept (a concurrent removal
+        of a removed file is reported as a delete-delete conflict)."""
+        predicate = None
+        if not self.plan.of(NOT_MATCHED_BY_SOURCE):
+            for part in (self._target_only, self.summary.read_predicate()):
+                if part is not None:
+                    predicate = part if predicate is None else exp.and_(predicate, part)
+        if predicate is None:
+            self.txn.read_whole_table()
+        else:
+            self.txn.read_predicate(predicate)
+        gone = {f.path for f in removed}
+        self.txn.read_files([f for f in candidates if f.path not in gone])
+
+    def _target(self, files: list[AddFile], with_file: bool, row_ids: bool) -> DataFrame:
+        """The target rows of ``files`` (aliased, with the NOT MATCHED BY SOURCE columns); with
+        ``with_file`` a column FILE_COLUMN naming each row's file by :meth:`_file_key`."""
+        by_name = with_file and self._names
+        df = scan(self.spark, self.log, self.snapshot, files,
+                  with_file_column=with_file and not by_name)
+        if by_name:
+            # the file's name, as Spark's scan saw it: no mapping join needed to know it
+            df = df.withColumn(FILE_COLUMN, F.element_at(F.split(F.input_file_name(), "/"), -1))
+        if row_ids:
+            df = df.withColumn(ROW_ID, F.monotonically_increasing_id())
+        return self.plan.target_side(df)
+
+    def _file_key(self, f: AddFile) -> str:
+        """How FILE_COLUMN names a file: its name, or its action path."""
+        return _basename(f) if self._names else f.path
+
+    def _small(self, num_rows: int | None, schema: T.StructType) -> bool:
+        """Whether rows are few enough to broadcast to every task of a join (Spark cannot tell
+        for a source it has no statistics for; the row counts are known here)."""
+        if num_rows is None:
+            return False
+        return num_rows * sum(_width(f.dataType) for f in schema.fields) <= _BROADCAST_BYTES
+
+    # --- 3. the join: touched files -----------------------------------------------------------
+
+    def _joined(self, files: list[AddFile], how: str) -> DataFrame:
+        """The target rows of ``files`` joined with the source rows, one row per pair (and per
+        unpaired row the join keeps): the target row's file and id, the source row's id, whether
+        it is a match, the clause that acts (CLAUSE), the row's fate (KIND), the new values
+        (``__n<i>``) and, with the change feed, the old ones (``__o<i>``)."""
+        plan = self.plan
+        target = self._target(files, with_file=True, row_ids=True)
+        source = plan.source_side().withColumn(SOURCE_ROW_ID, F.monotonically_increasing_id())
+        if how != "full" and self._small(self.summary.num_rows, plan.source.schema):
+            source = F.broadcast(source)
+        rows = target.join(source, plan.on.column, how)
+        rows = rows.withColumn(CLAUSE, plan.clause_index(target, source))
+        clause = F.col(CLAUSE)
+        old = plan.old_values(target) if self.snapshot.change_data_feed_enabled else []
+        return rows.select(
+            target[FILE_COLUMN].alias(_FILE), target[ROW_ID].alias(ROW_ID),
+            source[SOURCE_ROW_ID].alias(SOURCE_ROW_ID),
+            plan.matched(target, source).alias(_MATCHED), clause,
+            plan.kind(clause, target).alias(KIND),
+            *[c.alias(f"__n{i}") for i, c in enumerate(plan.new_values(clause, target, source))],
+            *[c.alias(f"__o{i}") for i, c in enumerate(old)])
+
+    def _touched(self, joined: DataFrame, files: list[AddFile],
+                 every_target_row: bool) -> dict[str, _Touched]:
+        """Per target file (by :meth:`_file_key`): does a clause change a row of it, how many
+        source rows match one of its rows (at most), how many rows each kind of clause updates
+        and deletes. Raises :class:`MultipleSourceRowMatchError` when several source rows would
+        modify one row.
+
+        When ``joined`` holds every target row of ``files`` (a left or full join), one
+        aggregation by file suffices in the common case: a file's rows appear exactly
+        ``numRecords`` times when no row has several matches. Otherwise (or without statistics)
+        the pairs are first grouped by target row."""
+        matched, clause = F.col(_MATCHED), F.col(CLAUSE)
+        pairs = joined.filter(F.col(_FILE).isNotNull()).select(
+            F.col(_FILE).alias("f"), F.col(ROW_ID).alias("r"), matched.cast("int").alias("nm"),
+            F.when(matched, clause).alias("mc"), F.when(~matched, clause).alias("nc"))
+        found = None
+        if every_target_row:
+            pairs = pairs.withColumn("na", F.col("mc").isNotNull().cast("int"))
+            rows = {r["f"]: r for r in self._per_file(pairs, F.count(F.lit(1)).alias("n"))}
+            records = {self._file_key(f): f.num_records for f in files}
+            if all(records.get(k) == r["n"] for k, r in rows.items()):
+                found = {k: self._summary(r) for k, r in rows.items() if r["rewrite"]
+                         or r["any_match"]}
+        if found is None:
+            rows = pairs.filter((F.col("nm") == 1) | F.col("nc").isNotNull()).groupBy("f", "r").agg(
+                F.sum("nm").alias("nm"), F.count("mc").alias("na"), F.min("mc").alias("mc"),
+                F.max("nc").alias("nc"))
+            found = {r["f"]: self._summary(r) for r in self._per_file(rows)}
+        if any(t.max_acting > 1 for t in found.values()) and not self.plan.only_unconditional_delete:
+            raise MultipleSourceRowMatchError(
+                f"{self.plan.where}: {MULTIPLE_MATCH_MESSAGE} Nothing was committed; the table "
+                "is unchanged.")
+        return found
+
+    def _per_file(self, rows: DataFrame, *extra) -> list:
+        """Aggregate per-row results (nm matches, na acting matches, mc/nc the acting clause)
+        by file; one small row per file comes back."""
+        plan = self.plan
+
+        def count_in(col: str, idx: list[int]):
+            return F.sum(F.col(col).isin(idx).cast("int")) if idx else F.lit(0)
+
+        return rows.groupBy("f").agg(
+            F.max(((F.col("na") > 0) | F.col("nc").isNotNull()).cast("int")).alias("rewrite"),
+            F.max((F.col("nm") > 0).cast("int")).alias("any_match"),
+            F.max("nm").alias("max_matched"), F.max("na").alias("max_acting"),
+            count_in("mc", plan.indexes("update", MATCHED)).alias("mu"),
+            count_in("mc", plan.indexes("delete", MATCHED)).alias("md"),
+            count_in("nc", plan.indexes("update", NOT_MATCHED_BY_SOURCE)).alias("su"),
+            count_in("nc", plan.indexes("delete", NOT_MATCHED_BY_SOURCE)).alias("sd"),
+            *extra).collect()
+
+    @staticmethod
+    def _summary(r) -> _Touched:
+        return _Touched(bool(r["rewrite"]), bool(r["any_match"]), r["max_matched"] or 0,
+                        r["max_acting"] or 0, r["mu"] or 0, r["md"] or 0, r["su"] or 0,
+                        r["sd"] or 0)
+
+    # --- 4. output rows ----------------------------------------------------------------------
+
+    def _insert_only(self, candidates: list[AddFile]) -> list[WrittenFile]:
+        plan = self.plan
+        timer = Timer()
+        source = plan.source_side()
+        rows = source
+        if candidates:
+            target = self._target(candidates, with_file=False, row_ids=False)
+            if self._small(total_records(candidates), plan.old_schema):
+                target = F.broadcast(target)
+            rows = source.join(target, plan.on.column, "left_anti")
+        rows = rows.withColumn(CLAUSE, plan.first(NOT_MATCHED, None, source))
+        out = rows.filter(F.col(CLAUSE).isNotNull()).select(
+            *plan.new_values(F.col(CLAUSE), None, source))
+        written = self._write(out, with_changes=False)
+        self.metrics["rewriteTimeMs"] = timer.total()
+        return written
+
+    def _rewrite(self, candidates: list[AddFile]
+                 ) -> tuple[list[AddFile], list[WrittenFile], dict[str, _Touched]]:
+        """Find the touched files and write their new rows (and the inserted ones).
+
+        Small candidate sets are joined with the source once: the join is cached, the touched
+        files are found from it, and the output is written from it. Larger ones are joined twice
+        (as delta-spark does): the candidates to find the touched files, then only the files to
+        rewrite (and the files with matches, whose source rows must not be inserted)."""
+        plan = self.plan
+        timer = Timer()
+        how = "full" if plan.has_insert else "left"
+        single = sum(f.size for f in candidates) <= _conf_bytes(
+            self.spark, SINGLE_PASS_CONF, SINGLE_PASS_DEFAULT)
+        if single:
+            joined = self._joined(candidates, how).persist(StorageLevel.MEMORY_AND_DISK)
+        try:
+            if single:
+                touched = self._touched(joined, candidates, every_target_row=True)
+            elif candidates:
+                by_source = bool(plan.of(NOT_MATCHED_BY_SOURCE))
+                touched = self._touched(
+                    self._joined(candidates, "left" if by_source else "inner"), candidates,
+                    every_target_row=by_source)
+            else:
+                touched = {}
+            self.metrics["scanTimeMs"] = timer.lap()
+            touched = {f.path: touched[self._file_key(f)] for f in candidates
+                       if self._file_key(f) in touched}
+            rewrite = [f for f in candidates if f.path in touched and touched[f.path].rewrite]
+            if not rewrite and not plan.has_insert:
+                return [], [], touched
+            read = candidates
+            if not single:
+                # files with matches but no change are read (their source rows are not inserted)
+                read = [f for f in candidates if f.path in touched and (
+                    touched[f.path].rewrite or (plan.has_insert and touched[f.path].any_match))]
+                joined = self._joined(read, how)
+            rows = joined
+            if len(read) != len(rewrite):
+                keep = [self._file_key(f) for f in rewrite]
+                rows = rows.filter(F.col(_FILE).isNull() | F.col(_FILE).isin(keep))
+            if any(touched[f.path].max_matched > 1 for f in rewrite):
+                # a target row matched by several source rows (at most one of them acting) comes
+                # out once: the acting pair if there is one
+                window = Window.partitionBy(
+                    F.col(ROW_ID), F.when(F.col(ROW_ID).isNull(), F.col(SOURCE_ROW_ID))
+                ).orderBy(F.col(CLAUSE).isNull().asc())
+                rows = rows.withColumn(_RANK, F.row_number().over(window)).filter(
+                    F.col(_RANK) == 1)
+            rows = rows.filter(F.col(KIND).isNotNull())
+            with_changes = self.snapshot.change_data_feed_enabled and bool(rewrite)
+            if with_changes:
+                out = self._with_change_rows(rows)
+            else:
+                out = rows.filter(F.col(KIND).isin(COPY, UPDATE, INSERT)).select(
+                    *[F.col(f"__n{i}").alias(f.name)
+                      for i, f in enumerate(plan.new_schema.fields)])
+            written = self._write(out, with_changes)
+            self.metrics["rewriteTimeMs"] = timer.lap()
+            return rewrite, written, touched
+        finally:
+            if single:
+                joined.unpersist()
+
+    def _with_change_rows(self, rows: DataFrame) -> DataFrame:
+        """Data rows (``_change_type`` NULL) and change rows, from one evaluation per row."""
+        names = [f.name for f in self.plan.new_schema.fields]
+        kind = F.col(KIND)
+
+        def image(prefix: str, change_type: str | None):
+            return F.struct(*[F.col(f"{prefix}{i}").alias(n) for i, n in enumerate(names)],
+                            F.lit(change_type).cast("string").alias(CHANGE_TYPE))
+
+        data = F.when(kind.isin(COPY, UPDATE, INSERT), image("__n", None))
+        before = (F.when(kind == UPDATE, image("__o", "update_preimage"))
+                  .when(kind == DELETE, image("__o", "delete")))
+        after = (F.when(kind == UPDATE, image("__n", "update_postimage"))
+                 .when(kind == INSERT, image("__n", "insert")))
+        present = F.filter(F.array(data, before, after), lambda r: r.isNotNull())
+        return rows.select(F.explode(present).alias("__r")).select("__r.*")
+
+    def _write(self, out: DataFrame, with_changes: bool) -> list[WrittenFile]:
+        written = write_files(self.spark, out, self.log, self.snapshot.partition_columns,
+                              self.plan.new_schema, kind="mixed" if with_changes else "data")
+        # Spark writes an empty file for an empty output: it adds nothing to the table
+        return [w for w in written if w.is_change_file or w.num_records != 0]
+
+    # --- 5. metrics --------------------------------------------------------------------------
+
+    def _finish_metrics(self, removed: list[AddFile], added: list[WrittenFile],
+                        changes: list[WrittenFile], touched: dict[str, _Touched] | None) -> None:
+        m = self.metrics
+        gone = {f.path for f in removed}
+        rows = [t for p, t in (touched or {}).items() if p in gone]
+        mu, md = sum(t.matched_updated for t in rows), sum(t.matched_deleted for t in rows)
+        su, sd = sum(t.source_updated for t in rows), sum(t.source_deleted for t in rows)
+        output = total_records([w.add() for w in added]) or 0
+        before = total_records(removed)
+        if before is None:
+            before = scan(self.spark, self.log, self.snapshot, removed).count()
+        copied = before - mu - md - su - sd
+        m.update({
+            "numTargetRowsInserted": output - copied - mu - su,
+            "numTargetRowsUpdated": mu + su, "numTargetRowsMatchedUpdated": mu,
+            "numTargetRowsNotMatchedBySourceUpdated": su,
+            "numTargetRowsDeleted": md + sd, "numTargetRowsMatchedDeleted": md,
+            "numTargetRowsNotMatchedBySourceDeleted": sd,
+            "numTargetRowsCopied": copied, "numOutputRows": output,
+            "numTargetFilesAdded": len(added), "numTargetFilesRemoved": len(removed),
+            "numTargetChangeFilesAdded": len(changes),
+            "numTargetBytesAdded": sum(w.size for w in added),
+            "numTargetBytesRemoved": sum(f.size for f in removed),
+            "numTargetChangeFileBytes": sum(c.size for c in changes)})
+        m.setdefault("scanTimeMs", 0)
+        m.setdefault("rewriteTimeMs", 0)

@@ -1,0 +1,318 @@
+"""Which target files a MERGE has to read: pruning by the ON condition.
+
+Two kinds of conjuncts of the ON condition narrow the target files that can hold a matching row:
+
+- conjuncts on target columns only (``t.day = '2024-01-01'``): a file whose partition values or
+  statistics rule them out cannot match (:class:`~sqlext.log.pruning.Pruner`), as delta-spark
+  prunes with its "target-only predicates";
+- equalities between a target column and a source expression (``t.id = s.id``): one pass over
+  the source collects, per equality, the minimum and maximum key, and for the first one whose
+  type allows it, the key range of each occupied bucket of a grid of at most 4096 buckets laid
+  over the candidates' key range (so a few hundred intervals describe where the source's keys
+  are). A file whose key range (statistics, or its partition value) holds no source key cannot
+  match; NULL keys match nothing. The same pass counts the source rows (``numSourceRows``).
+
+The analysis is conservative: anything it does not understand keeps the file.
+"""
+
+from __future__ import annotations
+
+import bisect
+import datetime as _dt
+import math
+from dataclasses import dataclass, field
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+from sqlglot import exp
+
+from sqlext.log.actions import AddFile
+from sqlext.log.pruning import FileView
+from sqlext.log.snapshot import Snapshot
+
+BUCKETS = 4096
+_EPOCH = _dt.date(1970, 1, 1)
+_EPOCH_TS = _dt.datetime(1970, 1, 1)
+_INTEGRAL = (T.ByteType, T.ShortType, T.IntegerType, T.LongType)
+_NON_DETERMINISTIC = (exp.Rand, exp.Randn)
+
+
+@dataclass
+class KeyPair:
+    """``target = source`` in the ON condition: a target column and a source expression."""
+
+    target: str                 # the target column's name, as in the table schema
+    source: exp.Expression      # over source columns only
+    kind: str | None = None     # "int" | "date" | "timestamp" | "string" once typed
+
+
+@dataclass
+class OnAnalysis:
+    """What the ON condition tells about the target files."""
+
+    target_only: exp.Expression | None = None
+    keys: list[KeyPair] = field(default_factory=list)
+
+
+# --- analysing the ON condition ------------------------------------------------------------------
+
+
+def _conjuncts(node: exp.Expression) -> list[exp.Expression]:
+    while isinstance(node, exp.Paren):
+        node = node.this
+    if isinstance(node, exp.And):
+        return _conjuncts(node.left) + _conjuncts(node.right)
+    return [node]
+
+
+class _Sides:
+    def __init__(self, target_alias, source_alias, target_columns, source_columns):
+        self.ta = target_alias.lower() if target_alias else None
+        self.sa = source_alias.lower() if source_alias else None
+        self.tcols = {c.lower(): c for c in target_columns}
+        self.scols = {c.lower() for c in source_columns}
+
+    def side(self, col: exp.Column) -> str | None:
+        """"t", "s" or None (unknown: qualified by something else, nested, or ambiguous)."""
+        if col.args.get("db") or col.args.get("catalog"):
+            return None
+        name, qualifier = col.name.lower(), (col.table or "").lower()
+        if qualifier:
+            if qualifier == self.ta and qualifier != self.sa and name in self.tcols:
+                return "t"
+            if qualifier == self.sa and qualifier != self.ta and name in self.scols:
+                return "s"
+            return None
+        in_t, in_s = name in self.tcols, name in self.scols
+        return "t" if in_t and not in_s else "s" if in_s and not in_t else None
+
+    def only(self, node: exp.Expression, side: str) -> bool:
+        if any(node.find_all(exp.Subquery, exp.Select, *_NON_DETERMINISTIC)):
+            return False
+        cols = list(node.find_all(exp.Column))
+        if isinstance(node, exp.Column):
+            cols = [node]
+        return bool(cols) and all(self.side(c) == side for c in cols)
+
+
+def analyse_on(on: exp.Expression | None, target_alias: str | None, source_alias: str | None,
+               target_columns: list[str], source_columns: list[str]) -> OnAnalysis:
+    """Split the ON condition into target-only conjuncts and ``target = source`` key pairs."""
+    if on is None:
+        return OnAnalysis()
+    sides = _Sides(target_alias, source_alias, target_columns, source_columns)
+    target_only, keys = [], []
+    for c in _conjuncts(on):
+        if sides.only(c, "t"):
+            target_only.append(c)
+        elif isinstance(c, exp.EQ):
+            for left, right in ((c.this, c.expression), (c.expression, c.this)):
+                if isinstance(left, exp.Column) and sides.side(left) == "t" \
+                        and sides.only(right, "s"):
+                    keys.append(KeyPair(sides.tcols[left.name.lower()], right.copy()))
+                    break
+    predicate = None
+    for c in target_only:
+        predicate = c.copy() if predicate is None else exp.and_(predicate, c.copy())
+    return OnAnalysis(predicate, keys)
+
+
+# --- typed key values ----------------------------------------------------------------------------
+
+
+def _kind(target: T.DataType, source: T.DataType) -> str | None:
+    if isinstance(target, _INTEGRAL) and isinstance(source, _INTEGRAL):
+        return "int"
+    for kind, typ in (("date", T.DateType), ("timestamp", T.TimestampType),
+                      ("string", T.StringType)):
+        if isinstance(target, typ) and isinstance(source, typ):
+            return kind
+    return None
+
+
+def _number(value, kind: str):
+    """A key value in the units the grid works in (ints, days, microseconds, or the string)."""
+    if value is None:
+        return None
+    if kind == "int":
+        return int(value)
+    if kind == "date":
+        if isinstance(value, _dt.datetime):
+            value = value.date()
+        return (value - _EPOCH).days
+    if kind == "timestamp":
+        if value.tzinfo is not None:
+            value = value.astimezone(_dt.timezone.utc).replace(tzinfo=None)
+        delta = value - _EPOCH_TS
+        return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+    return value
+
+
+def _spark_number(col: Column, kind: str) -> Column:
+    if kind == "int":
+        return col.cast("long")
+    if kind == "date":
+        return F.unix_date(col)
+    if kind == "timestamp":
+        return F.unix_micros(col)
+    return col
+
+
+def _literal(value, kind: str) -> exp.Expression:
+    if kind == "int":
+        return exp.Literal.number(value)
+    if kind == "date":
+        return exp.Literal.string((_EPOCH + _dt.timedelta(days=value)).isoformat())
+    if kind == "timestamp":
+        ts = _EPOCH_TS + _dt.timedelta(microseconds=value)
+        return exp.Literal.string(ts.isoformat(sep=" "))
+    return exp.Literal.string(value)
+
+
+@dataclass
+class _Grid:
+    low: int
+    high: int
+    width: int
+
+    def spark_bucket(self, num: Column) -> Column:
+        # keys below and above the candidates' range get a bucket each; NULL keys one too
+        return (F.when(num.isNull(), F.lit(None))
+                .when(num < F.lit(self.low), F.lit(-2))
+                .when(num > F.lit(self.high), F.lit(BUCKETS + 1))
+                .otherwise(F.floor((num - F.lit(self.low)) / F.lit(self.width))))
+
+
+@dataclass
+class KeyStats:
+    """The source's keys of one :class:`KeyPair`: min, max and, for the grid key, the sorted
+    disjoint intervals (one per occupied bucket) that hold them all."""
+
+    pair: KeyPair
+    low: object = None
+    high: object = None
+    grid: _Grid | None = None
+    intervals: list[tuple[int, int]] | None = None
+
+
+def _file_range(view: FileView, column: str, kind: str):
+    """(low, high) of a file's key column (high None: unbounded), "none" when no row can match
+    (NULL partition value, all NULL), or None when unknown."""
+    col = column.lower()
+    if view.is_partition(col):
+        v = _number(view.partition_value(col), kind)
+        return "none" if v is None else (v, v)
+    if view.all_null(col):
+        return "none"
+    bounds = view.bounds(col)
+    if bounds is None:
+        return None
+    low, high = bounds
+    if low is None:
+        return None
+    return _number(low, kind), _number(high, kind) if high is not None else None
+
+
+@dataclass
+class SourceSummary:
+    """What one pass over the source found: its row count and its keys' ranges."""
+
+    num_rows: int
+    keys: list[KeyStats]
+
+    def read_predicate(self) -> exp.Expression | None:
+        """``col >= min AND col <= max`` per key (FALSE when the source has no key at all):
+        the region of the table whose rows the MERGE could match."""
+        predicate = None
+        for k in self.keys:
+            if k.low is None:
+                return exp.false()
+            col = exp.column(k.pair.target, quoted=True)
+            part = exp.and_(exp.GTE(this=col, expression=_literal(k.low, k.pair.kind)),
+                            exp.LTE(this=col.copy(), expression=_literal(k.high, k.pair.kind)))
+            predicate = part if predicate is None else exp.and_(predicate, part)
+        return predicate
+
+    def prune(self, snapshot: Snapshot, files: list[AddFile]) -> list[AddFile]:
+        """The files whose key ranges hold a source key for every key pair."""
+        if not self.keys:
+            return list(files)
+        types = {f.name.lower(): f.type for f in snapshot.schema}
+        pcols = {c.lower() for c in snapshot.partition_columns}
+        return [f for f in files if self._may_match(FileView(f, types, pcols))]
+
+    def _may_match(self, view: FileView) -> bool:
+        for k in self.keys:
+            try:
+                rng = _file_range(view, k.pair.target, k.pair.kind)
+            except (TypeError, ValueError, ArithmeticError):
+                continue
+            if rng == "none" or k.low is None:
+                return False
+            if rng is None:
+                continue
+            low, high = rng
+            if low > k.high or (high is not None and high < k.low):
+                return False
+            if k.intervals is not None:
+                # the last interval starting at or before the file's end must reach its start
+                i = bisect.bisect_right(k.intervals, (high, math.inf) if high is not None
+                                        else (math.inf, math.inf)) - 1
+                if i < 0 or k.intervals[i][1] < low:
+                    return False
+        return True
+
+
+def _grid(snapshot: Snapshot, files: list[AddFile], pair: KeyPair) -> _Grid | None:
+    if pair.kind == "string":
+        return None
+    types = {f.name.lower(): f.type for f in snapshot.schema}
+    pcols = {c.lower() for c in snapshot.partition_columns}
+    low = high = None
+    for f in files:
+        try:
+            rng = _file_range(FileView(f, types, pcols), pair.target, pair.kind)
+        except (TypeError, ValueError, ArithmeticError):
+            continue
+        if rng is None or rng == "none" or rng[1] is None:
+            continue
+        low = rng[0] if low is None else min(low, rng[0])
+        high = rng[1] if high is None else max(high, rng[1])
+    if low is None or high - low >= 2 ** 52:
+        return None     # beyond 2**52 Spark's double division no longer floors exactly
+    return _Grid(low, high, max(1, math.ceil((high - low + 1) / BUCKETS)))
+
+
+def summarize_source(source: DataFrame, snapshot: Snapshot, candidates: list[AddFile],
+                     keys: list[KeyPair], target_types: dict[str, T.DataType]) -> SourceSummary:
+    """Count the source rows and collect its key ranges (one Spark job; at most a few thousand
+    small rows come back). Key pairs whose types do not allow a safe comparison on the driver are
+    dropped."""
+    exprs = [F.expr(k.source.sql(dialect="spark")) for k in keys]
+    typed: list[tuple[KeyPair, Column]] = []
+    if exprs:
+        types = source.select(*[e.alias(f"k{i}") for i, e in enumerate(exprs)]).schema
+        for k, e, f in zip(keys, exprs, types.fields):
+            k.kind = _kind(target_types[k.target.lower()], f.dataType)
+            if k.kind is not None:
+                typed.append((k, e))
+    stats = [KeyStats(k) for k, _ in typed]
+    nums = [_spark_number(e, k.kind) for k, e in typed]
+    grid_key = next((i for i, (k, _) in enumerate(typed)
+                     if _grid(snapshot, candidates, k) is not None), None)
+    aggs = [F.count(F.lit(1)).alias("n")]
+    for i, num in enumerate(nums):
+        aggs += [F.min(num).alias(f"lo{i}"), F.max(num).alias(f"hi{i}")]
+    if grid_key is None:
+        groups = source.agg(*aggs).collect()
+    else:
+        grid = stats[grid_key].grid = _grid(snapshot, candidates, typed[grid_key][0])
+        groups = source.groupBy(grid.spark_bucket(nums[grid_key]).alias("b")).agg(*aggs).collect()
+        stats[grid_key].intervals = sorted((g[f"lo{grid_key}"], g[f"hi{grid_key}"])
+                                           for g in groups if g["b"] is not None)
+    for i, s in enumerate(stats):
+        lows = [g[f"lo{i}"] for g in groups if g[f"lo{i}"] is not None]
+        highs = [g[f"hi{i}"] for g in groups if g[f"hi{i}"] is not None]
+        s.low, s.high = (min(lows), max(highs)) if lows else (None, None)
+    return SourceSummary(sum(int(g["n"]) for g in groups), stats)
