@@ -56,9 +56,12 @@ def changes(spark: SparkSession, table: str, startingVersion=None, endingVersion
     only copied — an identical delete and insert in one version — are dropped) or ``netChanges``
     (one outcome per row over the whole range; per key with ``identifierColumns``, else per row
     value). ``computeUpdates`` (needs ``identifierColumns``) turns a delete and an insert of one
-    key in one version into ``update_preimage``/``update_postimage``. ``filter`` is a SQL
-    condition on the result: files that cannot hold matching rows are skipped (by partition
-    values and statistics) when that cannot change the deduplication's outcome.
+    key in one version into ``update_preimage``/``update_postimage``. Identifier columns must
+    identify one row: a key with two recorded rows on the same side (two deletes, two inserts)
+    in one version is an error, found by a Spark job over the key columns before the read is
+    returned. ``filter`` is a SQL condition on the result: files that cannot hold matching rows
+    are skipped (by partition values and statistics) when that cannot change the
+    deduplication's outcome.
 
     Raises :class:`~sqlext.errors.ChangeDataFeedError` when the range cannot be answered (no start,
     start after the latest version, end before start, the feed not enabled for the whole range,
@@ -121,21 +124,28 @@ def changes_of(spark: SparkSession, ref: TableRef, startingVersion=None, endingV
         _check_condition(df, condition, filter, ref.display)
         if early:
             df = df.filter(condition)
-    columns = [f.name for f in schema.fields]
-    if mode != "none" or computeUpdates:
-        # every window below partitions by a superset of these: one shuffle serves them all
-        df = df.repartition(*dedup.value_keys(df, keys if keyed else columns))
-    if mode != "none":
-        df = dedup.drop_carryovers(df, columns)
-    if keyed:
+    if keyed:   # on the recorded changes: a job that reads the key columns only
         _require_unique_keys(ref.display, df, keys, plan)
-    if computeUpdates:
-        df = dedup.compute_updates(df, keys)
-    if mode == "netChanges":
-        df = (dedup.net_changes_by_key(df, keys, computeUpdates) if keys
-              else dedup.net_changes_by_value(df, columns))
+    df = _deduplicated(df, [f.name for f in schema.fields], mode, computeUpdates, keys, keyed)
     if condition is not None and not early:
         df = df.filter(condition)
+    return df
+
+
+def _deduplicated(df: DataFrame, columns: list[str], mode: str, updates: bool, keys: list[str],
+                  keyed: bool) -> DataFrame:
+    """The raw changes after carry-over removal, update pairing and net changes, as asked."""
+    if mode == "none" and not updates:
+        return df
+    # every window below partitions by a superset of these columns: one shuffle serves them all
+    df = df.repartition(*dedup.value_keys(df, keys if keyed else columns))
+    if mode != "none":
+        df = dedup.drop_carryovers(df, columns)
+    if updates and mode != "netChanges":   # the net matrix labels updates itself
+        df = dedup.compute_updates(df, keys)
+    if mode == "netChanges":
+        df = (dedup.net_changes_by_key(df, keys, updates) if keys
+              else dedup.net_changes_by_value(df, columns))
     return df
 
 

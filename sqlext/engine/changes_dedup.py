@@ -20,7 +20,11 @@ Every step is a window over the raw changes, so the whole read stays one lazy Sp
   first and last image (``update_preimage``/``update_postimage`` with ``computeUpdates``, else
   ``delete``/``insert``). Without identifier columns, by whole-row value as Iceberg does: the
   result is the multiset difference between the table before and after the range, as ``delete``
-  rows (earliest occurrences) and ``insert`` rows (latest occurrences).
+  rows and ``insert`` rows; after carry-overs are removed, a net delete keeps the version of the
+  earliest remaining delete of that value, a net insert the version of the latest insert.
+- Net changes always remove carry-overs first (Spark 4 does the same for ``netChanges``).
+  Identifier columns must identify one row: the caller checks, before reading, that no key has
+  two changes on the same side (delete/pre-image, insert/post-image) in one version.
 """
 
 from __future__ import annotations
@@ -108,22 +112,27 @@ def net_changes_by_value(df: DataFrame, value_columns: list[str]) -> DataFrame:
 
 
 def net_changes_by_key(df: DataFrame, keys: list[str], updates: bool) -> DataFrame:
-    """One outcome per key over the range (Spark 4's net change matrix)."""
-    order = [F.col(COMMIT_VERSION), F.when(_before(), 0).otherwise(1)]
-    per_key = Window.partitionBy(*value_keys(df, keys)).orderBy(*order)
+    """One outcome per key over the range (Spark 4's net change matrix); with ``updates`` a key
+    that existed before and after comes out as ``update_preimage``/``update_postimage``."""
+    rank = F.when(_before(), 0).otherwise(1)       # within a version: old image, then new
+    per_key = Window.partitionBy(*value_keys(df, keys)).orderBy(F.col(COMMIT_VERSION), rank)
     whole = per_key.rowsBetween(Window.unboundedPreceding, Window.unboundedFollowing)
-    nth = F.row_number().over(per_key)
-    count = F.count(F.lit(1)).over(whole)
-    existed = F.first(_ct()).over(whole).isin(DELETE, PREIMAGE)
-    exists = F.last(_ct()).over(whole).isin(INSERT, POSTIMAGE)
-    first, last = nth == 1, nth == count
+    # all window values in one projection: one Window operator, one sort
+    df = df.select("*", F.row_number().over(per_key).alias("__sqlext_nth"),
+                   F.count(F.lit(1)).over(whole).alias("__sqlext_count"),
+                   F.first(_ct()).over(whole).alias("__sqlext_first"),
+                   F.last(_ct()).over(whole).alias("__sqlext_last"))
+    existed = F.col("__sqlext_first").isin(DELETE, PREIMAGE)
+    exists = F.col("__sqlext_last").isin(INSERT, POSTIMAGE)
+    first = F.col("__sqlext_nth") == 1
+    last = F.col("__sqlext_nth") == F.col("__sqlext_count")
     keep = (F.when(~existed & ~exists, False).when(~existed, last).when(~exists, first)
             .otherwise(first | last))
     label = (F.when(~existed & last, F.lit(INSERT)).when(~exists & first, F.lit(DELETE))
              .when(first, F.lit(PREIMAGE if updates else DELETE))
              .when(last, F.lit(POSTIMAGE if updates else INSERT)).otherwise(_ct()))
-    return _filtered(df.withColumn("__sqlext_label", label), keep).withColumn(
-        CHANGE_TYPE, F.col("__sqlext_label")).drop("__sqlext_label")
+    helpers = ["__sqlext_nth", "__sqlext_count", "__sqlext_first", "__sqlext_last"]
+    return df.filter(keep).withColumn(CHANGE_TYPE, label).drop(*helpers)
 
 
 def duplicate_key(df: DataFrame, keys: list[str]) -> dict | None:

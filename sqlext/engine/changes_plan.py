@@ -205,7 +205,7 @@ def _add_version(log: DeltaLog, listing: LogListing, plan: ChangePlan, v: int, t
     before: Snapshot | None = None
     for r in removes:
         values = r.partition_values
-        if values is None and metadata.partition_columns:
+        if metadata.partition_columns and not _has_values(values, metadata.partition_columns):
             # an old writer's remove without partition values: take them from the file's add
             before = before or log.snapshot(v - 1, listing)
             add = before.files_by_path.get(decode_path(r.path))
@@ -213,6 +213,10 @@ def _add_version(log: DeltaLog, listing: LogListing, plan: ChangePlan, v: int, t
         plan.files.append(ChangeFile(r.path, dict(values or {}), v, ts, DELETE, r.stats))
     if adds and removes:
         plan.inferred_rewrites.append(v)
+
+
+def _has_values(values: dict | None, columns: list[str]) -> bool:
+    return values is not None and {c.lower() for c in columns} <= {k.lower() for k in values}
 
 
 def _no_op_merge(actions: list[Action]) -> bool:
