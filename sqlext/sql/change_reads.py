@@ -18,6 +18,7 @@ from sqlext.errors import AnalysisException
 from sqlext.log.table import DeltaLog
 from sqlext.sql import plan as P
 from sqlext.sql.nodes import ChangesClause
+from sqlext.sql.pushdown import conjuncts
 
 COMMIT_VERSION = "_commit_version"
 COMMIT_TIMESTAMP = "_commit_timestamp"
@@ -111,7 +112,7 @@ def from_where(table: exp.Table, alias: str) -> ChangeRead:
     if where is None:
         return read
     lows_v, highs_v = [], []
-    for conjunct in _conjuncts(where.this):
+    for conjunct in conjuncts(where.this):
         for column, op, value in _comparisons(conjunct):
             if column.table and column.table.lower() != alias.lower():
                 continue
@@ -132,15 +133,6 @@ def from_where(table: exp.Table, alias: str) -> ChangeRead:
     if highs_v:
         read.end_version, read.end_timestamp = exp.Literal.number(max(min(highs_v), 0)), None
     return read
-
-
-def _conjuncts(node: exp.Expression):
-    node = node.unnest()
-    if isinstance(node, exp.And):
-        yield from _conjuncts(node.this)
-        yield from _conjuncts(node.expression)
-    else:
-        yield node
 
 
 _OPS = {exp.GT: ">", exp.GTE: ">=", exp.LT: "<", exp.LTE: "<=", exp.EQ: "="}

@@ -21,9 +21,11 @@ from sqlext.engine.catalog import Catalog, TableRef
 from sqlext.engine.read import resolve_snapshot
 from sqlext.engine.scan import scan
 from sqlext.errors import AnalysisException, TableNotFoundError, UnsupportedOperationError
+from sqlext.log.pruning import Pruner, referenced_columns
 from sqlext.sql import change_reads
 from sqlext.sql import plan as P
 from sqlext.sql.nodes import delta_path
+from sqlext.sql.pushdown import file_filter
 from sqlext.sql.resolve import Kind, Resolver, has_delta_log, label
 
 VIEW_PREFIX = "__sqlext_"
@@ -46,6 +48,7 @@ class Binding:
     version: exp.Expression | None = None
     timestamp: exp.Expression | None = None
     changes: change_reads.ChangeRead | None = None
+    prune: exp.Expression | None = None     # skips files that cannot hold rows the query keeps
 
     def dataframe(self, spark: SparkSession) -> DataFrame:
         if self.changes is not None:
@@ -54,7 +57,12 @@ class Binding:
             spark, self.version, f"{self.label} VERSION AS OF")
         ts = None if self.timestamp is None else P.timestamp(spark, self.timestamp)
         log, snapshot = resolve_snapshot(spark, self.ref, version, ts)
-        return scan(spark, log, snapshot)
+        files = None
+        if self.prune is not None and referenced_columns(self.prune) <= {
+                f.name.lower() for f in snapshot.schema}:
+            files = Pruner(self.prune, snapshot.schema, snapshot.partition_columns).prune(
+                snapshot.files)
+        return scan(spark, log, snapshot, files)
 
 
 @dataclass
@@ -136,8 +144,10 @@ class ReadRewriter:
             binding.changes = change_reads.from_where(table, alias)
         elif clause is not None:
             binding.changes = change_reads.from_clause(clause, text)
-        elif table.args.get("version") is not None:
-            self._time_travel(binding, table.args["version"])
+        else:
+            if table.args.get("version") is not None:
+                self._time_travel(binding, table.args["version"])
+            binding.prune = file_filter(table)
         self._replace(table, binding)
         return qualifier
 

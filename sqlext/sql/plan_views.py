@@ -129,7 +129,7 @@ def _qualify(resolver: Resolver, query: exp.Expression, schema: str, text: str) 
         if resolver.views.temporary(table.name) is not None:
             raise AnalysisException(f"CREATE VIEW {text}: a persistent view cannot refer to the "
                                     f"temporary view {table.name}")
-        if resolver.resolve(table).kind is Kind.SPARK and resolver._spark_temp_view(table.name):
+        if resolver.resolve(table).kind is Kind.SPARK and resolver.spark_temp_view(table.name):
             continue
         table.set("db", exp.to_identifier(schema))
 

@@ -173,11 +173,12 @@ class Resolver:
                 self.catalog.managed_location(schema, name), schema, name, managed=True)
             if not has_delta_log(ref.location):
                 return None
-        if single and self._spark_temp_view(name):
+        if single and self.spark_temp_view(name):
             return SPARK
         return Target(Kind.VIEW, view=view) if view else Target(Kind.TABLE, ref)
 
-    def _spark_temp_view(self, name: str) -> bool:
+    def spark_temp_view(self, name: str) -> bool:
+        """Whether Spark has a temporary view ``name`` (it shadows tables, as in Spark)."""
         try:
             if self._session_catalog is None:
                 self._session_catalog = self.spark._jsparkSession.sessionState().catalog()
