@@ -12,6 +12,7 @@ DBT_PACKAGES = {"dbt.adapters.sqlext": "dbt_adapter", "dbt.include.sqlext": "mac
 setup(
     packages=find_packages(include=["sqlext", "sqlext.*"]) + list(DBT_PACKAGES),
     package_dir=DBT_PACKAGES,
-    package_data={"dbt.include.sqlext": ["dbt_project.yml", "*/*.sql", "*/*/*.sql"]},
+    package_data={"dbt.include.sqlext": ["dbt_project.yml", "profile_template.yml", "*/*.sql",
+                                        "*/*/*.sql"]},
     include_package_data=False,
 )

@@ -19,7 +19,9 @@ from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.exceptions import FailedToConnectError
 from dbt.adapters.spark.connections import SparkConnectionManager, SparkConnectionWrapper
 from dbt_common.events.contextvars import get_node_info
+from pyspark import SparkContext
 from pyspark.sql import DataFrame, Row, SparkSession
+from sqlext.errors import ParseError
 
 from dbt.adapters.sqlext.bindings import render
 from dbt.adapters.sqlext.credentials import SqlextCredentials
@@ -55,6 +57,9 @@ def connect(credentials: SqlextCredentials) -> SparkSession:
         conf.setdefault("spark.sql.warehouse.dir",
                         os.path.abspath(os.path.expanduser(credentials.warehouse)))
     root = SparkSession.getActiveSession()
+    if root is None and SparkContext._active_spark_context is not None:
+        # the application's session, seen from a dbt worker thread; no settings are applied to it
+        root = SparkSession.builder.getOrCreate()
     if root is None:
         root = sqlext.session(**conf)
     else:
@@ -92,6 +97,11 @@ class SqlextCursor:
             with commit_metadata_scope(commit_user_metadata()):
                 handled = statement_handler(text)
                 self._df = handled(self.spark) if handled else sqlext.sql(self.spark, text)
+        except ParseError as exc:
+            # sqlglot's wording ("Expecting ) at line ...") does not say what failed; Spark's does
+            if "syntax error" not in str(exc).lower():
+                exc.args = (f"Syntax error: {exc}",)
+            raise
         finally:
             self.spark.removeTag(self.tag)
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Dict, List
+from typing import Any, Dict, Iterable, List
 
 from dbt.adapters.base import BaseRelation, available
 from dbt.adapters.contracts.relation import RelationConfig
@@ -39,6 +39,20 @@ class SqlextAdapter(SparkAdapter):
             if any(m in (getattr(exc, "msg", "") or str(exc)) for m in NOT_FOUND_MESSAGES):
                 return []
             raise
+
+    def parse_describe_extended(self, relation: BaseRelation, raw_rows: Any) -> List[SparkColumn]:
+        """dbt-spark's, with a missing owner as None (not the text 'None')."""
+        columns = super().parse_describe_extended(relation, raw_rows)
+        for column in columns:
+            if column.table_owner == "None":
+                column.table_owner = None
+        return columns
+
+    def _get_columns_for_catalog(self, relation: BaseRelation) -> Iterable[Dict[str, Any]]:
+        """The catalog's columns, numbered from 1 as information_schema numbers them."""
+        for column in super()._get_columns_for_catalog(relation):
+            column["column_index"] = (column.get("column_index") or 0) + 1
+            yield column
 
     @available
     def sqlext_qualify_predicates(self, incremental_predicates: Any, alias: str) -> List[str]:

@@ -110,7 +110,7 @@ def main(argv: list[str] | None = None, out=sys.stdout) -> dict:
     step(history_sql, out)
     history = sqlext.sql(spark, history_sql).select(
         "version", "operation", "operationMetrics", "userMetadata")
-    print(history._jdf.showString(20, 0, True), file=out)
+    print(history._jdf.showString(20, 120, True), file=out)
     return {"spark": spark, "project": project, "changes": changes, "history": history}
 
 

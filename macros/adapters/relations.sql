@@ -128,3 +128,10 @@
     delete from {{ relation }}
   {%- endcall %}
 {% endmacro %}
+
+
+{#-- The relation's columns as Column objects (dbt-spark's macro returns describe's raw rows,
+     which dbt's snapshot helpers read as columns) --#}
+{% macro sqlext__get_columns_in_relation(relation) -%}
+  {{ return(adapter.get_columns_in_relation(relation)) }}
+{%- endmacro %}

@@ -6,10 +6,14 @@
 
 {% macro sqlext_seed_columns(model, agate_table) %}
   {%- set column_override = model['config'].get('column_types', {}) -%}
+  {#-- quote_columns: false leaves names as written, as dbt-spark does (a malformed header is a
+       syntax error, not a column named after the whole line) --#}
+  {%- set quote_seed_column = model['config'].get('quote_columns', None) -%}
   {%- set columns = [] -%}
   {%- for col_name in agate_table.column_names -%}
     {%- set inferred_type = adapter.convert_type(agate_table, loop.index0) -%}
-    {%- do columns.append({'name': col_name | string, 'type': column_override.get(col_name, inferred_type)}) -%}
+    {%- do columns.append({'name': col_name | string, 'type': column_override.get(col_name, inferred_type),
+                            'quoted': adapter.quote_seed_column(col_name | string, quote_seed_column)}) -%}
   {%- endfor -%}
   {{ return(columns) }}
 {% endmacro %}
@@ -22,7 +26,7 @@
       cast({{ get_binding_char() }} as {{ column.type }}){%- if not loop.last %}, {% endif -%}
     {%- endfor -%}){%- if not loop.last %},{% endif %}
   {% endfor -%}
-  as dbt_seed({%- for column in columns -%}{{ adapter.quote(column.name) }}{%- if not loop.last %}, {% endif -%}{%- endfor -%})
+  as dbt_seed({%- for column in columns -%}{{ column.quoted }}{%- if not loop.last %}, {% endif -%}{%- endfor -%})
 {%- endmacro %}
 
 
@@ -36,7 +40,7 @@
     {% set sql %}
       {{ create }} {{ relation }} (
         {%- for column in columns -%}
-          {{ adapter.quote(column.name) }} {{ column.type }}{%- if not loop.last %}, {% endif -%}
+          {{ column.quoted }} {{ column.type }}{%- if not loop.last %}, {% endif -%}
         {%- endfor -%}
       )
       {{ sqlext_table_clauses() }}
