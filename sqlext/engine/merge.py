@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 from pyspark.errors import PySparkException
 from pyspark import StorageLevel
-from pyspark.sql import DataFrame, SparkSession, Window
+from pyspark.sql import DataFrame, Observation, SparkSession, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from sqlglot import exp
@@ -39,7 +39,7 @@ from sqlext.engine.merge_builder import MATCHED, NOT_MATCHED, NOT_MATCHED_BY_SOU
 from sqlext.engine.merge_plan import (CLAUSE, COPY, DELETE, INSERT, KIND, OPERATION, UPDATE,
                                       MergePlan)
 from sqlext.engine.merge_prune import analyse_on, summarize_source
-from sqlext.engine.rewrite import total_records
+from sqlext.engine.rewrite import discard, total_records
 from sqlext.engine.scan import FILE_COLUMN, scan
 from sqlext.engine.write import engine_info
 from sqlext.errors import AnalysisException, MultipleSourceRowMatchError
@@ -377,6 +377,10 @@ class _Merge:
         (as delta-spark does): the candidates to find the touched files, then only the files to
         rewrite (and the files with matches, whose source rows must not be inserted)."""
         plan = self.plan
+        if len(candidates) == 1 and candidates[0].num_records is not None:
+            one = self._rewrite_one(candidates[0])
+            if one is not None:
+                return one
         timer = Timer()
         how = "full" if plan.has_insert else "left"
         single = sum(f.size for f in candidates) <= _conf_bytes(
@@ -419,18 +423,56 @@ class _Merge:
                     F.col(_RANK) == 1)
             rows = rows.filter(F.col(KIND).isNotNull())
             with_changes = self.snapshot.change_data_feed_enabled and bool(rewrite)
-            if with_changes:
-                out = self._with_change_rows(rows)
-            else:
-                out = rows.filter(F.col(KIND).isin(COPY, UPDATE, INSERT)).select(
-                    *[F.col(f"__n{i}").alias(f.name)
-                      for i, f in enumerate(plan.new_schema.fields)])
-            written = self._write(out, with_changes)
+            written = self._write(self._output(rows, with_changes), with_changes)
             self.metrics["rewriteTimeMs"] = timer.lap()
             return rewrite, written, touched
         finally:
             if single:
                 joined.unpersist()
+
+    def _rewrite_one(self, f: AddFile
+                     ) -> tuple[list[AddFile], list[WrittenFile], dict[str, _Touched]] | None:
+        """One candidate file: join, rewrite and count in a single Spark job, as the common
+        upsert wants. The file's rows must come out of the join exactly ``numRecords`` times
+        (no row matched by several source rows) and a clause must change one of them; otherwise
+        the files written are discarded and None sends the MERGE down the general path."""
+        plan, timer = self.plan, Timer()
+        joined = self._joined([f], "full" if plan.has_insert else "left")
+        target, clause = F.col(ROW_ID).isNotNull(), F.col(CLAUSE)
+        matched = F.coalesce(F.col(_MATCHED), F.lit(False))
+
+        def count(condition, name: str):
+            return F.sum(F.when(condition, 1).otherwise(0)).alias(name)
+
+        def acting(when, action: str, kind: str, name: str):
+            idx = plan.indexes(action, kind)
+            return count(when & clause.isin(idx), name) if idx else F.lit(0).alias(name)
+
+        observed = Observation()
+        rows = joined.observe(
+            observed, count(target, "rows"), count(matched, "matches"),
+            count(target & clause.isNotNull(), "acting"),
+            acting(matched, "update", MATCHED, "mu"), acting(matched, "delete", MATCHED, "md"),
+            acting(target & ~matched, "update", NOT_MATCHED_BY_SOURCE, "su"),
+            acting(target & ~matched, "delete", NOT_MATCHED_BY_SOURCE, "sd"))
+        rows = rows.filter(F.col(KIND).isNotNull())
+        with_changes = self.snapshot.change_data_feed_enabled
+        written = self._write(self._output(rows, with_changes), with_changes)
+        seen = observed.get
+        if seen.get("rows") != f.num_records or not seen.get("acting"):
+            discard(self.spark, self.log, written)
+            return None
+        touched = _Touched(True, bool(seen["matches"]), 1 if seen["matches"] else 0, 1,
+                           seen["mu"] or 0, seen["md"] or 0, seen["su"] or 0, seen["sd"] or 0)
+        self.metrics.update(scanTimeMs=0, rewriteTimeMs=timer.total())
+        return [f], written, {f.path: touched}
+
+    def _output(self, rows: DataFrame, with_changes: bool) -> DataFrame:
+        """The rows to write: data rows, and with ``with_changes`` change rows too."""
+        if with_changes:
+            return self._with_change_rows(rows)
+        return rows.filter(F.col(KIND).isin(COPY, UPDATE, INSERT)).select(
+            *[F.col(f"__n{i}").alias(f.name) for i, f in enumerate(self.plan.new_schema.fields)])
 
     def _with_change_rows(self, rows: DataFrame) -> DataFrame:
         """Data rows (``_change_type`` NULL) and change rows, from one evaluation per row."""

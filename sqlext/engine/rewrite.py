@@ -177,13 +177,18 @@ def _rewrite_single(spark, log, snapshot, candidates, condition, alias, output, 
     result = rewrite_files(spark, log, snapshot, candidates, output(rows, matches), with_changes)
     matched = observed.get.get("matched") or 0
     if not matched:
-        for w in result.added + result.changes:
-            storage_bridge.remove_tree(spark, log.store.join(log.location, *w.path.split("/")))
+        discard(spark, log, result.added + result.changes)
         result, written = Rewrite(), 0
     else:
         written = _added_records(result)
     result.metrics = {"scanTimeMs": 0, "rewriteTimeMs": _ms_since(started)}
     return result, matched, written
+
+
+def discard(spark: SparkSession, log: DeltaLog, written: list[WrittenFile]) -> None:
+    """Delete files a statement wrote but will not commit (they are not in the log yet)."""
+    for w in written:
+        storage_bridge.remove_tree(spark, log.store.join(log.location, *w.path.split("/")))
 
 
 def delete_matching_rows(spark: SparkSession, log: DeltaLog, snapshot: Snapshot,

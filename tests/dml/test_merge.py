@@ -196,6 +196,10 @@ def test_duplicate_matches_that_do_not_conflict(spark, table_path, merge_mode):
                                                              if r[0] not in (3, 4)]))
     assert actual_changes(changes_of(table_path, 2)) == Counter(
         {("delete", (3, 0, "use", 30)): 1, ("delete", (4, 1, "b", 40)): 1})
+    # the one-file fast path wrote, saw the duplicate matches, and deleted what it wrote
+    committed = {p for v in (0, 1, 2) for kind in ("add", "cdc")
+                 for p in file_actions(table_path, v)[kind]}
+    assert files_on_disk(table_path) == committed
 
 
 def test_unconditional_insert_of_duplicate_source_rows_inserts_all(spark, table_path):
