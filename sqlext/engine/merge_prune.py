@@ -28,7 +28,7 @@ from pyspark.sql import types as T
 from sqlglot import exp
 
 from sqlext.log.actions import AddFile
-from sqlext.log.pruning import FileView
+from sqlext.log.pruning import FileView, conjuncts
 from sqlext.log.snapshot import Snapshot
 
 BUCKETS = 4096
@@ -56,14 +56,6 @@ class OnAnalysis:
 
 
 # --- analysing the ON condition ------------------------------------------------------------------
-
-
-def _conjuncts(node: exp.Expression) -> list[exp.Expression]:
-    while isinstance(node, exp.Paren):
-        node = node.this
-    if isinstance(node, exp.And):
-        return _conjuncts(node.left) + _conjuncts(node.right)
-    return [node]
 
 
 class _Sides:
@@ -103,7 +95,7 @@ def analyse_on(on: exp.Expression | None, target_alias: str | None, source_alias
         return OnAnalysis()
     sides = _Sides(target_alias, source_alias, target_columns, source_columns)
     target_only, keys = [], []
-    for c in _conjuncts(on):
+    for c in conjuncts(on):
         if sides.only(c, "t"):
             target_only.append(c)
         elif isinstance(c, exp.EQ):

@@ -40,6 +40,14 @@ def column_name(node: exp.Expression) -> str | None:
     return None
 
 
+def conjuncts(node: exp.Expression) -> list[exp.Expression]:
+    """The AND-ed parts of a predicate (parentheses removed)."""
+    node = node.unnest()
+    if isinstance(node, exp.And):
+        return conjuncts(node.this) + conjuncts(node.expression)
+    return [node]
+
+
 def referenced_columns(expr: exp.Expression) -> set[str]:
     """Every column the expression refers to, lowercased and unqualified."""
     return {c.name.lower() for c in expr.find_all(exp.Column)}

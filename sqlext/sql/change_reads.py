@@ -15,10 +15,10 @@ from sqlglot import exp
 
 from sqlext.engine.catalog import TableRef
 from sqlext.errors import AnalysisException
+from sqlext.log.pruning import conjuncts
 from sqlext.log.table import DeltaLog
 from sqlext.sql import plan as P
 from sqlext.sql.nodes import ChangesClause
-from sqlext.sql.pushdown import conjuncts
 
 COMMIT_VERSION = "_commit_version"
 COMMIT_TIMESTAMP = "_commit_timestamp"

@@ -11,17 +11,9 @@ from __future__ import annotations
 
 from sqlglot import exp
 
+from sqlext.log.pruning import conjuncts
+
 _OPAQUE = (exp.Subquery, exp.Select, exp.AggFunc, exp.Window, exp.Exists)
-
-
-def conjuncts(node: exp.Expression):
-    """The AND-ed parts of a predicate."""
-    node = node.unnest()
-    if isinstance(node, exp.And):
-        yield from conjuncts(node.this)
-        yield from conjuncts(node.expression)
-    else:
-        yield node
 
 
 def file_filter(table: exp.Table) -> exp.Expression | None:
