@@ -57,7 +57,10 @@ def dbt(project: Path, *args: str):
     result = dbtRunner().invoke([*args, "--project-dir", str(project),
                                  "--profiles-dir", str(project)])
     if not result.success:
-        raise RuntimeError(f"dbt {' '.join(args)} failed: {result.exception or result.result}")
+        failed = [f"{r.node.unique_id}: {r.message}" for r in getattr(result.result, "results", [])
+                  if str(r.status) in ("error", "fail")]
+        raise RuntimeError(f"dbt {' '.join(args)} failed: "
+                           + ("\n".join(failed) or str(result.exception)))
     return result
 
 
