@@ -14,7 +14,7 @@ data changed between the builds (examples/run_example.py), and the SECOND build 
 
 dbt-spark cannot snapshot into parquet, so the compared builds exclude the snapshot; sqlext's
 build with the snapshot is reported on its own line. Each child process reports: Spark start
-(SparkSession up, before dbt), dbt's parse (``load_all_elapsed`` of target/perf_info.json), the
+(SparkSession up, before dbt), dbt's start and parse (until dbt reports what it found), the
 statements (sum of dbt's per-statement times; threads=1 by default, so they do not overlap) and
 the rest of the build (compilation, adapter cache, materialization logic); plus the statements
 grouped by kind.
@@ -109,11 +109,14 @@ class Recorder:
         self.pending = {}
         self.by_kind = defaultdict(lambda: [0, 0.0])
         self.total = 0.0
+        self.parsed_at = None
 
     def __call__(self, event):
         name = event.info.name
         thread = event.info.thread
-        if name == "SQLQuery":
+        if name == "FoundStats":          # "Found 6 models, ...": the manifest is loaded
+            self.parsed_at = time.perf_counter()
+        elif name == "SQLQuery":
             self.pending[thread] = event.data.sql
         elif name == "SQLQueryStatus":
             kind = _kind(self.pending.pop(thread, ""))
@@ -160,8 +163,7 @@ def child(system: str, workdir: Path, threads: int, with_snapshot: bool) -> dict
     t = time.perf_counter()
     build(run_example.SECOND_WINDOW, recorder)
     second = time.perf_counter() - t
-    perf = json.loads((project / "target" / "perf_info.json").read_text())
-    parse = perf.get("load_all_elapsed") or 0.0
+    parse = recorder.parsed_at - t
     return {"system": system, "spark_start": spark_start, "first": first, "second": second,
             "parse": parse, "statements": recorder.total,
             "rest": second - parse - recorder.total,
