@@ -36,11 +36,11 @@ from sqlext.engine.commit_metadata import user_metadata as resolve_user_metadata
 from sqlext.engine.dml import Timer, begin, removes, spark_job_errors
 from sqlext.engine.files import CHANGE_TYPE, WrittenFile, write_files
 from sqlext.engine.merge_builder import MATCHED, NOT_MATCHED, NOT_MATCHED_BY_SOURCE, Clause
-from sqlext.engine.merge_plan import (CLAUSE, COPY, DELETE, INSERT, KIND, OPERATION, UPDATE,
-                                      MergePlan)
+from sqlext.engine.merge_plan import (CLAUSE, COPY, DELETE, INSERT, KIND, OPERATION,
+                                      TARGET_PRESENT, UPDATE, MergePlan)
 from sqlext.engine.merge_prune import analyse_on, summarize_source
 from sqlext.engine.rewrite import discard, total_records
-from sqlext.engine.scan import FILE_COLUMN, scan
+from sqlext.engine.scan import FILE_COLUMN, local_frame, scan
 from sqlext.engine.write import engine_info
 from sqlext.errors import AnalysisException, MultipleSourceRowMatchError
 from sqlext.log.actions import AddFile, decode_path
@@ -116,8 +116,9 @@ class MergeResult:
         m = self.metrics
         updated, deleted = m.get("numTargetRowsUpdated", 0), m.get("numTargetRowsDeleted", 0)
         inserted = m.get("numTargetRowsInserted", 0)
-        return spark.createDataFrame([(updated + deleted + inserted, updated, deleted, inserted)],
-                                     RESULT_SCHEMA)
+        # a local relation: collecting it runs no Spark job
+        return local_frame(spark, [(updated + deleted + inserted, updated, deleted, inserted)],
+                           RESULT_SCHEMA)
 
 
 @dataclass
@@ -269,23 +270,30 @@ class _Merge:
 
     # --- 3. the join: touched files -----------------------------------------------------------
 
-    def _joined(self, files: list[AddFile], how: str) -> DataFrame:
+    def _joined(self, files: list[AddFile], how: str, ids: bool = True) -> DataFrame:
         """The target rows of ``files`` joined with the source rows, one row per pair (and per
         unpaired row the join keeps): the target row's file and id, the source row's id, whether
         it is a match, the clause that acts (CLAUSE), the row's fate (KIND), the new values
-        (``__n<i>``) and, with the change feed, the old ones (``__o<i>``)."""
+        (``__n<i>``) and, with the change feed, the old ones (``__o<i>``). Without ``ids``, no
+        file names and row ids are computed: ROW_ID is 0 for target rows, NULL otherwise."""
         plan = self.plan
-        target = self._target(files, with_file=True, row_ids=True)
-        source = plan.source_side().withColumn(SOURCE_ROW_ID, F.monotonically_increasing_id())
+        target = self._target(files, with_file=ids, row_ids=ids)
+        source = plan.source_side()
+        if ids:
+            source = source.withColumn(SOURCE_ROW_ID, F.monotonically_increasing_id())
         if how != "full" and self._small(self.summary.num_rows, plan.source.schema):
             source = F.broadcast(source)
         rows = target.join(source, plan.on.column, how)
         rows = rows.withColumn(CLAUSE, plan.clause_index(target, source))
         clause = F.col(CLAUSE)
         old = plan.old_values(target) if self.snapshot.change_data_feed_enabled else []
+        if ids:
+            file, row, source_row = target[FILE_COLUMN], target[ROW_ID], source[SOURCE_ROW_ID]
+        else:
+            file, source_row = F.lit(None).cast("string"), F.lit(None).cast("long")
+            row = F.when(target[TARGET_PRESENT].isNotNull(), F.lit(0).cast("long"))
         return rows.select(
-            target[FILE_COLUMN].alias(_FILE), target[ROW_ID].alias(ROW_ID),
-            source[SOURCE_ROW_ID].alias(SOURCE_ROW_ID),
+            file.alias(_FILE), row.alias(ROW_ID), source_row.alias(SOURCE_ROW_ID),
             plan.matched(target, source).alias(_MATCHED), clause,
             plan.kind(clause, target).alias(KIND),
             *[c.alias(f"__n{i}") for i, c in enumerate(plan.new_values(clause, target, source))],
@@ -437,7 +445,7 @@ class _Merge:
         (no row matched by several source rows) and a clause must change one of them; otherwise
         the files written are discarded and None sends the MERGE down the general path."""
         plan, timer = self.plan, Timer()
-        joined = self._joined([f], "full" if plan.has_insert else "left")
+        joined = self._joined([f], "full" if plan.has_insert else "left", ids=False)
         target, clause = F.col(ROW_ID).isNotNull(), F.col(CLAUSE)
         matched = F.coalesce(F.col(_MATCHED), F.lit(False))
 
