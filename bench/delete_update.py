@@ -1,6 +1,7 @@
 """DELETE and UPDATE: sqlext against the physical floor, plain Spark and deltalake, same run.
 
-Tables (built once, untimed, by ``sqlext.write``; the change feed on, sqlext's default):
+Tables (built once, untimed, by ``sqlext.write``; the change feed on, sqlext's default; a copy
+of ``ranged`` with the change feed off, as the floor writes no change data):
 
   ranged       ``--rows`` rows (10 million) in ``--files`` files (100), each file one contiguous
                range of ``id`` (``spark.range`` partitions), so min/max statistics single out
@@ -15,7 +16,8 @@ the contenders alternates between runs; the median and the best of ``--runs`` ar
   DELETE one file   ``DELETE WHERE id >= a AND id < a + 100`` (100 rows of one file) with
                     sqlext, against
                       floor: Spark reading just that parquet file and writing it back without
-                        the 100 rows (no log, no statistics, no change feed): target <= 1.5x;
+                        the 100 rows (no log, no statistics, no change feed): target <= 1.5x,
+                        judged on the copy without the change feed (like for like);
                       whole: Spark reading every file of the table and writing it back without
                         the rows (what a table format without file skipping does): speed-up;
                       deltalake: ``DeltaTable.delete`` of the same predicate (ratio).
@@ -45,6 +47,7 @@ from pyspark.sql import functions as F  # noqa: E402
 import sqlext  # noqa: E402
 from sqlext import DeltaTable  # noqa: E402
 from sqlext.log.table import DeltaLog  # noqa: E402
+from bench.merge import without_change_feed  # noqa: E402
 
 
 def build_ranged(spark, path: str, rows: int, files: int) -> None:
@@ -85,10 +88,12 @@ def run(args) -> None:
     spark = sqlext.session()
     spark.sparkContext.setLogLevel("ERROR")
     root = tempfile.mkdtemp(prefix="bench-dml-", dir=args.dir)
-    ranged, parted, parted10 = (os.path.join(root, n) for n in ("ranged", "parted", "parted10x"))
+    ranged, parted, parted10, plain = (os.path.join(root, n) for n in (
+        "ranged", "parted", "parted10x", "ranged_nocdf"))
     scratch = os.path.join(root, "scratch")
     t0 = time.perf_counter()
     build_ranged(spark, ranged, args.rows, args.files)
+    without_change_feed(ranged, plain)
     build_parted(spark, parted, args.rows // 10, args.files)
     build_parted(spark, parted10, args.rows, args.files * 10)
     print(f"tables built in {time.perf_counter() - t0:.0f} s under {root}; load average "
@@ -98,9 +103,11 @@ def run(args) -> None:
 
     per_file = args.rows // args.files
     times: dict[str, list[float]] = {k: [] for k in (
-        "delete sqlext", "delete floor", "delete whole", "delete deltalake",
-        "update sqlext", "update floor", "update deltalake", "part delete", "part delete 10x")}
+        "delete sqlext", "delete sqlext nocdf", "delete floor", "delete whole",
+        "delete deltalake", "update sqlext", "update sqlext nocdf", "update floor",
+        "update deltalake", "part delete", "part delete 10x")}
     dt = DeltaTable.forPath(spark, ranged)
+    dt_plain = DeltaTable.forPath(spark, plain)
     for r in range(args.runs):
         # every contender gets a file of its own in every run: files 1.. and 50..
         a_sqlext = (1 + 4 * r) * per_file + 17
@@ -119,6 +126,7 @@ def run(args) -> None:
 
         contenders = [("delete floor", floor_delete),
                       ("delete sqlext", lambda a=a_sqlext: dt.delete(rows_range(a))),
+                      ("delete sqlext nocdf", lambda a=a_sqlext: dt_plain.delete(rows_range(a))),
                       ("delete deltalake", lambda a=a_rs: RsTable(ranged).delete(rows_range(a)))]
         if r < args.whole_runs:
             contenders.append(("delete whole", whole_delete))
@@ -138,6 +146,8 @@ def run(args) -> None:
         contenders = [("update floor", floor_update),
                       ("update sqlext",
                        lambda b=b_sqlext: dt.update(rows_range(b), {"v": "v + 1"})),
+                      ("update sqlext nocdf",
+                       lambda b=b_sqlext: dt_plain.update(rows_range(b), {"v": "v + 1"})),
                       ("update deltalake", lambda b=b_rs: RsTable(ranged).update(
                           updates={"v": "v + 1"}, predicate=rows_range(b)))]
         for name, fn in (contenders if r % 2 == 0 else contenders[::-1]):
@@ -157,6 +167,7 @@ def run(args) -> None:
     # both engines really deleted their 100 rows per run, and updated theirs (+1 on v)
     remaining = DeltaLog(ranged).snapshot().num_records
     assert remaining == args.rows - 200 * args.runs, remaining
+    assert DeltaLog(plain).snapshot().num_records == args.rows - 100 * args.runs
     history = {row.version: row for row in dt.history().collect()}
     updates = [h for h in history.values()
                if h.operation == "UPDATE" and (h.engineInfo or "").startswith("sqlext")]
@@ -174,14 +185,19 @@ def report(args, med: dict[str, float], label: str) -> None:
     for k, v in med.items():
         print(f"  {k:18s} {v:7.2f} s")
     print("ratios:")
-    print(f"  DELETE one file   sqlext / floor      {med['delete sqlext'] / med['delete floor']:.2f}x"
-          "  (target <= 1.5x)")
+    print(f"  DELETE one file   sqlext / floor      "
+          f"{med['delete sqlext nocdf'] / med['delete floor']:.2f}x  (change feed off; target <= 1.5x)")
+    print(f"  DELETE one file   sqlext / floor      "
+          f"{med['delete sqlext'] / med['delete floor']:.2f}x  (change feed on)")
     if "delete whole" in med:
         print(f"  DELETE one file   whole / sqlext      "
               f"{med['delete whole'] / med['delete sqlext']:.1f}x faster than rewriting the table")
     print(f"  DELETE one file   sqlext / deltalake  "
           f"{med['delete sqlext'] / med['delete deltalake']:.2f}x")
-    print(f"  UPDATE one file   sqlext / floor      {med['update sqlext'] / med['update floor']:.2f}x")
+    print(f"  UPDATE one file   sqlext / floor      "
+          f"{med['update sqlext nocdf'] / med['update floor']:.2f}x  (change feed off)")
+    print(f"  UPDATE one file   sqlext / floor      "
+          f"{med['update sqlext'] / med['update floor']:.2f}x  (change feed on)")
     print(f"  UPDATE one file   sqlext / deltalake  "
           f"{med['update sqlext'] / med['update deltalake']:.2f}x")
     print(f"  partition DELETE  10x table / table   "
