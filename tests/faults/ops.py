@@ -253,13 +253,8 @@ def run_spark(spark, log: DeltaLog, op: dict, announce) -> int | None:
 
 
 def spark_kinds() -> tuple[str, ...]:
-    """The operations sqlext's DeltaTable offers in this checkout (DML lands separately)."""
-    from sqlext import DeltaTable
-    kinds = ["append"]
-    for kind, method in (("delete", "delete"), ("update", "update"), ("merge", "merge")):
-        if hasattr(DeltaTable, method):
-            kinds.append(kind)
-    return tuple(kinds)
+    """The operations a Spark writer runs through sqlext's public API."""
+    return ("append", "delete", "update", "merge")
 
 
 # --- journals -----------------------------------------------------------------------------------

@@ -96,7 +96,7 @@ def test_f_syntax_error_names_line_and_column(e_run, warehouse, tmp_path):
 
 
 def test_interactive_session(e_run, warehouse, tmp_path):
-    pexpect = pytest.importorskip("pexpect")
+    import pexpect
     child = pexpect.spawn(str(SCRIPT), _args(warehouse), env=_env(tmp_path), encoding="utf-8",
                           timeout=TIMEOUT, dimensions=(40, 200))
     try:

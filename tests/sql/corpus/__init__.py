@@ -19,7 +19,7 @@ statement is preceded by annotation comments::
     -- duckdb: <sql>                what DuckDB runs instead (lines join; ``-`` = nothing). By
                                     default DuckDB runs the same statement when a ``rows`` or
                                     ``table`` check needs it, and nothing otherwise.
-    -- needs: merge                 skip unless sqlext.engine.<module> exists
+    -- needs: merge                 the engine modules the case uses (documentation)
 
 Statements end with ``;`` at the end of a line. ``${tmp}`` stands for a scratch directory.
 Ordinary comments inside a statement are part of it (comments must survive).
