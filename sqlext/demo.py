@@ -57,8 +57,8 @@ def run(base: str) -> None:
     _title("4. Evolve the schema (mergeSchema adds a column)")
     evolved = spark.createDataFrame([(7, "click", "2024-01-04", 7.0, "mobile")],
                                     "id long, kind string, day string, value double, device string")
-    v = sqlext.write(evolved, path, mergeSchema=True)
-    print(f"committed version {v}; older rows read NULL for the new column")
+    before_dml = sqlext.write(evolved, path, mergeSchema=True)
+    print(f"committed version {before_dml}; older rows read NULL for the new column")
     _show(sqlext.read(spark, path).orderBy("id"))
 
     _title("5. Time travel: by version and by timestamp")
@@ -73,11 +73,35 @@ def run(base: str) -> None:
           f"{len(sqlext.read(spark, path).inputFiles())}")
     _show(pruned)
 
-    _title("7. History")
-    _show(sqlext.DeltaTable.forPath(spark, path).history()
-          .select("version", "operation", "operationParameters", "operationMetrics"))
+    _title("7. DELETE and UPDATE: only files holding matching rows are rewritten")
+    table = sqlext.DeltaTable.forPath(spark, path)
+    table.delete("kind = 'view' AND day = '2024-01-01'")
+    table.update("id = 1", {"value": "value * 100"})
+    _show(table.toDF().orderBy("id"))
 
-    _title("8. A managed table by name, and its detail")
+    _title("8. MERGE: update matching rows, insert the others")
+    updates = spark.createDataFrame([(5, "click", "2024-01-03", 50.0, "web"),
+                                     (8, "view", "2024-01-05", 8.0, "tv")], evolved.schema)
+    _show(table.alias("t").merge(updates.alias("s"), "t.id = s.id")
+          .whenMatchedUpdateAll().whenNotMatchedInsertAll().execute())
+    _show(table.toDF().orderBy("id"))
+
+    _title("9. The change feed of the DELETE, UPDATE and MERGE")
+    _show(sqlext.changes(spark, path, startingVersion=before_dml + 1)
+          .select("id", "kind", "value", "_change_type", "_commit_version")
+          .orderBy("_commit_version", "id", "_change_type"))
+
+    _title("10. SQL on the same table")
+    sqlext.sql(spark, f"CREATE TABLE demo_sql USING delta LOCATION '{path}'")
+    _show(sqlext.sql(spark, "SELECT day, count(*) AS n, sum(value) AS total FROM demo_sql "
+                            f"VERSION AS OF {before_dml} GROUP BY day ORDER BY day"))
+
+    _title("11. History")
+    _show(table.history().select(
+        "version", "operation", "operationParameters",
+        F.col("operationMetrics")["executionTimeMs"].alias("executionTimeMs")))
+
+    _title("12. A managed table by name, and its detail")
     sqlext.write(day1.withColumn("value", F.col("value") * 10), "demo_events", mode="overwrite")
     _show(sqlext.DeltaTable.forName(spark, "demo_events").detail()
           .select("name", "location", "numFiles", "properties"))
