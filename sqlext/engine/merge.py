@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 from pyspark.errors import PySparkException
 from pyspark import StorageLevel
-from pyspark.sql import DataFrame, Observation, SparkSession, Window
+from pyspark.sql import Column, DataFrame, Observation, SparkSession, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from sqlglot import exp
@@ -39,10 +39,11 @@ from sqlext.engine.merge_builder import MATCHED, NOT_MATCHED, NOT_MATCHED_BY_SOU
 from sqlext.engine.merge_plan import (CLAUSE, COPY, DELETE, INSERT, KIND, OPERATION,
                                       TARGET_PRESENT, UPDATE, MergePlan)
 from sqlext.engine.merge_prune import analyse_on, summarize_source
+from sqlext.engine.optimize import parse_size
 from sqlext.engine.rewrite import discard, total_records
 from sqlext.engine.scan import FILE_COLUMN, local_frame, scan
 from sqlext.engine.write import engine_info
-from sqlext.errors import AnalysisException, MultipleSourceRowMatchError
+from sqlext.errors import AnalysisException, MultipleSourceRowMatchError, SqlextError
 from sqlext.log.actions import AddFile, decode_path
 from sqlext.log.pruning import Pruner
 from sqlext.log.table import DeltaLog
@@ -92,15 +93,10 @@ def _width(dt: T.DataType) -> int:
 
 
 def _conf_bytes(spark: SparkSession, key: str, default: int = 0) -> int:
+    """A size setting in bytes; ``default`` when it is unset or not a size."""
     try:
-        text = str(spark.conf.get(key, str(default))).strip().lower()
-        units = {"b": 1, "k": 1024, "kb": 1024, "m": 1024 ** 2, "mb": 1024 ** 2,
-                 "g": 1024 ** 3, "gb": 1024 ** 3}
-        for suffix in sorted(units, key=len, reverse=True):
-            if text.endswith(suffix):
-                return int(float(text[:-len(suffix)]) * units[suffix])
-        return int(text)
-    except (TypeError, ValueError):
+        return parse_size(spark.conf.get(key, str(default)))
+    except SqlextError:
         return default
 
 
@@ -336,20 +332,26 @@ class _Merge:
     def _per_file(self, rows: DataFrame, *extra) -> list:
         """Aggregate per-row results (nm matches, na acting matches, mc/nc the acting clause)
         by file; one small row per file comes back."""
-        plan = self.plan
-
-        def count_in(col: str, idx: list[int]):
-            return F.sum(F.col(col).isin(idx).cast("int")) if idx else F.lit(0)
-
         return rows.groupBy("f").agg(
             F.max(((F.col("na") > 0) | F.col("nc").isNotNull()).cast("int")).alias("rewrite"),
             F.max((F.col("nm") > 0).cast("int")).alias("any_match"),
             F.max("nm").alias("max_matched"), F.max("na").alias("max_acting"),
-            count_in("mc", plan.indexes("update", MATCHED)).alias("mu"),
-            count_in("mc", plan.indexes("delete", MATCHED)).alias("md"),
-            count_in("nc", plan.indexes("update", NOT_MATCHED_BY_SOURCE)).alias("su"),
-            count_in("nc", plan.indexes("delete", NOT_MATCHED_BY_SOURCE)).alias("sd"),
-            *extra).collect()
+            *self._clause_counts(F.col("mc"), F.col("nc")), *extra).collect()
+
+    def _clause_counts(self, matched_clause: Column, source_clause: Column) -> list[Column]:
+        """How many rows matched clauses update (mu) and delete (md), and NOT MATCHED BY SOURCE
+        clauses update (su) and delete (sd), given each row's acting clause of either kind
+        (NULL where none acts)."""
+        plan = self.plan
+
+        def count_in(clause: Column, action: str, kind: str, name: str) -> Column:
+            idx = plan.indexes(action, kind)
+            return (F.sum(clause.isin(idx).cast("int")) if idx else F.lit(0)).alias(name)
+
+        return [count_in(matched_clause, "update", MATCHED, "mu"),
+                count_in(matched_clause, "delete", MATCHED, "md"),
+                count_in(source_clause, "update", NOT_MATCHED_BY_SOURCE, "su"),
+                count_in(source_clause, "delete", NOT_MATCHED_BY_SOURCE, "sd")]
 
     @staticmethod
     def _summary(r) -> _Touched:
@@ -452,17 +454,11 @@ class _Merge:
         def count(condition, name: str):
             return F.sum(F.when(condition, 1).otherwise(0)).alias(name)
 
-        def acting(when, action: str, kind: str, name: str):
-            idx = plan.indexes(action, kind)
-            return count(when & clause.isin(idx), name) if idx else F.lit(0).alias(name)
-
         observed = Observation()
         rows = joined.observe(
             observed, count(target, "rows"), count(matched, "matches"),
             count(target & clause.isNotNull(), "acting"),
-            acting(matched, "update", MATCHED, "mu"), acting(matched, "delete", MATCHED, "md"),
-            acting(target & ~matched, "update", NOT_MATCHED_BY_SOURCE, "su"),
-            acting(target & ~matched, "delete", NOT_MATCHED_BY_SOURCE, "sd"))
+            *self._clause_counts(F.when(matched, clause), F.when(target & ~matched, clause)))
         rows = rows.filter(F.col(KIND).isNotNull())
         with_changes = self.snapshot.change_data_feed_enabled
         written = self._write(self._output(rows, with_changes), with_changes)

@@ -303,26 +303,24 @@ class MergePlan:
         conditions and values, computed from the target row alone."""
         if self.target_alias:
             target = target.alias(self.target_alias)
-        cols = {TARGET_PRESENT: F.lit(True)}
-        positions = {f.name: i for i, f in enumerate(self.new_schema.fields)}
-        for c in self.of(NOT_MATCHED_BY_SOURCE):
-            if c.condition is not None:
-                cols[c.condition_column()] = c.condition.column
-            for name, value in (c.values or {}).items():
-                cols[c.value_column(positions[name])] = value
-        return target.withColumns(cols)
+        return target.withColumns(self._side_columns(TARGET_PRESENT, NOT_MATCHED_BY_SOURCE))
 
     def source_side(self) -> DataFrame:
         """The source rows plus a presence flag and the WHEN NOT MATCHED conditions and values,
         computed from the source row alone."""
-        cols = {SOURCE_PRESENT: F.lit(True)}
+        return self.source.withColumns(self._side_columns(SOURCE_PRESENT, NOT_MATCHED))
+
+    def _side_columns(self, presence: str, kind: str) -> dict[str, Column]:
+        """The presence flag, and the conditions and values of the ``kind`` clauses (those that
+        see only one side of the join)."""
+        cols = {presence: F.lit(True)}
         positions = {f.name: i for i, f in enumerate(self.new_schema.fields)}
-        for c in self.of(NOT_MATCHED):
+        for c in self.of(kind):
             if c.condition is not None:
                 cols[c.condition_column()] = c.condition.column
             for name, value in (c.values or {}).items():
                 cols[c.value_column(positions[name])] = value
-        return self.source.withColumns(cols)
+        return cols
 
     # --- expressions over the joined rows ------------------------------------------------------
 
