@@ -47,15 +47,7 @@ from pyspark.sql import functions as F  # noqa: E402
 import sqlext  # noqa: E402
 from sqlext import DeltaTable  # noqa: E402
 from sqlext.log.table import DeltaLog  # noqa: E402
-from bench.merge import without_change_feed  # noqa: E402
-
-
-def build_ranged(spark, path: str, rows: int, files: int) -> None:
-    df = spark.range(0, rows, 1, numPartitions=files).select(
-        "id", (F.col("id") % 97).cast("int").alias("k"),
-        ((F.col("id") * 7919) % 1000003).cast("double").alias("v"),
-        F.concat(F.lit("name-"), (F.col("id") % 1000).cast("string")).alias("s"))
-    sqlext.write(df, path)
+from bench.merge import build_target, without_change_feed  # noqa: E402
 
 
 def build_parted(spark, path: str, rows: int, partitions: int) -> None:
@@ -92,7 +84,7 @@ def run(args) -> None:
         "ranged", "parted", "parted10x", "ranged_nocdf"))
     scratch = os.path.join(root, "scratch")
     t0 = time.perf_counter()
-    build_ranged(spark, ranged, args.rows, args.files)
+    build_target(spark, ranged, args.rows, args.files)
     without_change_feed(ranged, plain)
     build_parted(spark, parted, args.rows // 10, args.files)
     build_parted(spark, parted10, args.rows, args.files * 10)
