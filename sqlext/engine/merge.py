@@ -39,7 +39,7 @@ from sqlext.engine.merge_builder import MATCHED, NOT_MATCHED, NOT_MATCHED_BY_SOU
 from sqlext.engine.merge_plan import (CLAUSE, COPY, DELETE, INSERT, KIND, OPERATION,
                                       TARGET_PRESENT, UPDATE, MergePlan)
 from sqlext.engine.merge_prune import analyse_on, summarize_source
-from sqlext.engine.optimize import parse_size
+from sqlext.engine.optimize import conf_bytes
 from sqlext.engine.rewrite import discard, total_records
 from sqlext.engine.scan import FILE_COLUMN, local_frame, scan
 from sqlext.engine.write import engine_info
@@ -90,14 +90,6 @@ def _width(dt: T.DataType) -> int:
     if isinstance(dt, (T.ArrayType, T.MapType)):
         return 128
     return 8
-
-
-def _conf_bytes(spark: SparkSession, key: str, default: int = 0) -> int:
-    """A size setting in bytes; ``default`` when it is unset or not a size."""
-    try:
-        return parse_size(spark.conf.get(key, str(default)))
-    except SqlextError:
-        return default
 
 
 @dataclass
@@ -393,7 +385,7 @@ class _Merge:
                 return one
         timer = Timer()
         how = "full" if plan.has_insert else "left"
-        single = sum(f.size for f in candidates) <= _conf_bytes(
+        single = sum(f.size for f in candidates) <= conf_bytes(
             self.spark, SINGLE_PASS_CONF, SINGLE_PASS_DEFAULT)
         if single:
             joined = self._joined(candidates, how).persist(StorageLevel.MEMORY_AND_DISK)

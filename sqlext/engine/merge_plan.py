@@ -13,7 +13,7 @@ friends; :mod:`sqlext.engine.merge` runs them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from pyspark.errors import PySparkException
 from pyspark.sql import Column, DataFrame, SparkSession
@@ -66,6 +66,9 @@ class ResolvedClause:
     index: int                               # position among all clauses: the CLAUSE value
     condition: Condition | None
     values: dict[str, Column] | None = None  # new-schema column -> value; absent: unchanged
+    #: new-schema column -> the column of the clause's side its value is, unchanged (a one-sided
+    #: clause's plain column values are read from that side after the join, not copied before it)
+    plain: dict[str, str] = field(default_factory=dict)
 
     @property
     def kind(self) -> str:
@@ -101,6 +104,19 @@ def check_clause_order(clauses: tuple[Clause, ...], where: str) -> None:
                     f"{where}: when there is more than one {name} clause in a MERGE, only the "
                     f"last one may omit its condition; {c.describe()} is not the last. Add a "
                     "condition or remove the clauses after it. The table is unchanged.")
+
+
+def _plain_columns(project, columns: list[str]) -> dict[int, str]:
+    """``{position: column name}`` for the expressions of an analysed ``Project`` over one
+    relation that are just one of its columns (``columns``: the relation's, each name unique)."""
+    unique = {c for c in columns if sum(o.lower() == c.lower() for o in columns) == 1}
+    out = {}
+    expressions = project.projectList()
+    for i in range(expressions.size()):
+        child = expressions.apply(i).child()
+        if child.getClass().getSimpleName() == "AttributeReference" and child.name() in unique:
+            out[i] = child.name()
+    return out
 
 
 def column_of(df: DataFrame, name: str) -> Column:
@@ -240,7 +256,7 @@ class MergePlan:
                                           self.snapshot.version, what)
         resolved = ResolvedClause(clause, index, condition)
         if clause.action != "delete":
-            resolved.values = self._values(clause, frame, what)
+            resolved.values, resolved.plain = self._values(clause, frame, what)
         return resolved
 
     def _raw_values(self, clause: Clause, what: str) -> dict[str, tuple[Column, str]]:
@@ -274,7 +290,10 @@ class MergePlan:
             out[field.name] = (column, text if text is not None else str(column))
         return out
 
-    def _values(self, clause: Clause, frame: DataFrame, what: str) -> dict[str, Column]:
+    def _values(self, clause: Clause, frame: DataFrame, what: str
+                ) -> tuple[dict[str, Column], dict[str, str]]:
+        """The clause's values cast to their columns' types, and (for clauses that see one side
+        only) which of them are a column of that side, unchanged."""
         raw = self._raw_values(clause, what)
         if clause.action == "insert":    # columns not given are NULL
             for f in self.new_schema.fields:
@@ -293,8 +312,14 @@ class MergePlan:
                                     "is unchanged.")
         types = [f.dataType for f in projected.schema.fields]
         fields = {f.name: f for f in self.new_schema.fields}
-        return {n: store_assign(frame, raw[n][0], types[i], fields[n], self.where, raw[n][1])
-                for i, n in enumerate(names)}
+        values = {n: store_assign(frame, raw[n][0], types[i], fields[n], self.where, raw[n][1])
+                  for i, n in enumerate(names)}
+        plain = {}
+        if clause.kind != MATCHED:
+            side = _plain_columns(plan, frame.columns)
+            plain = {n: side[i] for i, n in enumerate(names)
+                     if i in side and values[n] is raw[n][0]}
+        return values, plain
 
     # --- the two sides of the join -------------------------------------------------------------
 
@@ -319,7 +344,8 @@ class MergePlan:
             if c.condition is not None:
                 cols[c.condition_column()] = c.condition.column
             for name, value in (c.values or {}).items():
-                cols[c.value_column(positions[name])] = value
+                if name not in c.plain:
+                    cols[c.value_column(positions[name])] = value
         return cols
 
     # --- expressions over the joined rows ------------------------------------------------------
@@ -377,10 +403,12 @@ class MergePlan:
                 if c.values is None or f.name not in c.values or (
                         target is None and c.kind != NOT_MATCHED):
                     continue
+                side = target if c.kind == NOT_MATCHED_BY_SOURCE else source
                 if c.kind == MATCHED:
                     value = c.values[f.name]
+                elif f.name in c.plain:
+                    value = column_of(side, c.plain[f.name])
                 else:
-                    side = target if c.kind == NOT_MATCHED_BY_SOURCE else source
                     value = side[c.value_column(pos)]
                 cond = clause == F.lit(c.index)
                 expr = F.when(cond, value) if expr is None else expr.when(cond, value)

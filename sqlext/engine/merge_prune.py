@@ -27,6 +27,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from sqlglot import exp
 
+from sqlext.engine.optimize import conf_bytes
 from sqlext.log.actions import AddFile
 from sqlext.log.pruning import FileView, conjuncts
 from sqlext.log.snapshot import Snapshot
@@ -276,6 +277,18 @@ def _grid(snapshot: Snapshot, files: list[AddFile], pair: KeyPair) -> _Grid | No
     return _Grid(low, high, max(1, math.ceil((high - low + 1) / BUCKETS)))
 
 
+def _small(df: DataFrame) -> bool:
+    """Whether Spark estimates ``df`` small enough to broadcast
+    (``spark.sql.autoBroadcastJoinThreshold``): then one task reads it about as fast as
+    several."""
+    limit = conf_bytes(df.sparkSession, "spark.sql.autoBroadcastJoinThreshold")
+    try:
+        size = int(df._jdf.queryExecution().optimizedPlan().stats().sizeInBytes())
+    except Exception:  # noqa: BLE001 - no estimate (e.g. Spark Connect): assume large
+        return False
+    return limit is not None and 0 <= size <= limit
+
+
 def summarize_source(source: DataFrame, snapshot: Snapshot, candidates: list[AddFile],
                      keys: list[KeyPair], target_types: dict[str, T.DataType]) -> SourceSummary:
     """Count the source rows and collect its key ranges (one Spark job; at most a few thousand
@@ -291,15 +304,18 @@ def summarize_source(source: DataFrame, snapshot: Snapshot, candidates: list[Add
                 typed.append((k, e))
     stats = [KeyStats(k) for k, _ in typed]
     nums = [_spark_number(e, k.kind) for k, e in typed]
-    grid_key = next((i for i, (k, _) in enumerate(typed)
-                     if _grid(snapshot, candidates, k) is not None), None)
+    grids = ((i, _grid(snapshot, candidates, k)) for i, (k, _) in enumerate(typed))
+    grid_key, grid = next(((i, g) for i, g in grids if g is not None), (None, None))
     aggs = [F.count(F.lit(1)).alias("n")]
     for i, num in enumerate(nums):
         aggs += [F.min(num).alias(f"lo{i}"), F.max(num).alias(f"hi{i}")]
     if grid_key is None:
         groups = source.agg(*aggs).collect()
     else:
-        grid = stats[grid_key].grid = _grid(snapshot, candidates, typed[grid_key][0])
+        stats[grid_key].grid = grid
+        if _small(source):
+            # one task aggregates it all: no shuffle, and one stage instead of two
+            source = source.coalesce(1)
         groups = source.groupBy(grid.spark_bucket(nums[grid_key]).alias("b")).agg(*aggs).collect()
         stats[grid_key].intervals = sorted((g[f"lo{grid_key}"], g[f"hi{grid_key}"])
                                            for g in groups if g["b"] is not None)

@@ -31,6 +31,7 @@ import math
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
+from pyspark.errors import PySparkException
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
@@ -108,6 +109,16 @@ def parse_size(value) -> int:
     if not number or unit not in units:
         raise SqlextError(f"not a size: {value!r} (expected bytes, or e.g. '128mb', '1g')")
     return int(float(number) * units[unit])
+
+
+def conf_bytes(spark: SparkSession, key: str, default: int | None = None) -> int | None:
+    """A size setting of the session in bytes; ``default`` when it is not a size, or unset
+    (without ``default``, an unset Spark setting has Spark's default)."""
+    try:
+        return parse_size(spark.conf.get(key) if default is None
+                          else spark.conf.get(key, str(default)))
+    except (SqlextError, PySparkException):
+        return default
 
 
 def file_sizes(spark: SparkSession, snapshot: Snapshot) -> tuple[int, int]:

@@ -25,6 +25,10 @@ LOCAL_DEFAULTS = {
     "spark.sql.session.timeZone": "UTC",
     "spark.sql.adaptive.enabled": "true",
     "spark.driver.memory": "2g",
+    # PySpark's call-site capture for DataFrame errors costs several py4j round trips per Column
+    # function; sqlext builds its plans from hundreds of them (a third of a small MERGE's driver
+    # time). Sessions the caller builds keep their own setting.
+    "spark.python.sql.dataFrameDebugging.enabled": "false",
     **FORMAT_DEFAULTS,
 }
 

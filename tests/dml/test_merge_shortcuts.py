@@ -1,0 +1,95 @@
+"""Shortcuts MERGE takes that must not change its result: one-sided clauses' plain column values
+read after the join instead of copied before it, and a small source summarised by one task."""
+
+from __future__ import annotations
+
+from pyspark.sql import functions as F
+
+from sqlext import DeltaTable
+from sqlext.engine.merge_builder import MATCHED, NOT_MATCHED, NOT_MATCHED_BY_SOURCE, Clause
+from sqlext.engine.merge_plan import SOURCE_PRESENT, TARGET_PRESENT, MergePlan
+from sqlext.engine.merge_prune import KeyPair, _small, summarize_source
+from sqlext.engine.schemas import spark_schema
+from sqlext.log.table import DeltaLog
+from sqlext.log.snapshot import Snapshot
+from sqlglot import exp
+from tests.dml.dml_kit import SPARK_SCHEMA, spark_table
+from tests.dml.merge_kit import duckdb_merge
+from tests.support import assert_same_rows, read_deltalake
+
+ROWS = [(i, i % 3, "abc"[i % 3], i * 10) for i in range(30)]
+
+
+def plan_of(spark, path, source, clauses) -> MergePlan:
+    snapshot: Snapshot = DeltaLog(str(path)).snapshot()
+    return MergePlan(spark, str(path), snapshot, source, "t.id = s.id", tuple(clauses), "t",
+                     False)
+
+
+def test_plain_insert_and_by_source_values_are_not_copied_before_the_join(spark, table_path):
+    spark_table(spark, table_path, ROWS, files=3)
+    # `p` arrives as a smallint (cast on store assignment), `v` as an expression: both computed
+    # on the source side; `id` and `s` are the source's own columns, read after the join
+    src = spark.createDataFrame([(1, 2, "x", 5)], "id long, p smallint, s string, v long")
+    plan = plan_of(spark, table_path, src.alias("s"), [
+        Clause(NOT_MATCHED, "insert", None, (("id", "s.id"), ("p", "s.p"), ("s", "s.s"),
+                                             ("v", "s.v + 1"))),
+        Clause(NOT_MATCHED_BY_SOURCE, "update", None, (("s", "t.s"), ("v", "t.v * 2")))])
+    insert, by_source = plan.clauses
+    assert insert.plain == {"id": "id", "s": "s"}
+    assert by_source.plain == {"s": "s"}
+    source_side = plan.source_side().columns
+    assert source_side == ["id", "p", "s", "v", SOURCE_PRESENT, insert.value_column(1),
+                           insert.value_column(3)]
+    target = DeltaTable.forPath(spark, str(table_path)).toDF()
+    assert plan.target_side(target).columns == ["id", "p", "s", "v", TARGET_PRESENT,
+                                                by_source.value_column(3)]
+
+
+def test_insert_star_copies_nothing_and_merges_as_duckdb(spark, table_path):
+    spark_table(spark, table_path, ROWS, files=3)
+    src_rows = [(12, 1, "x", -1), (40, 2, "new", 7), (41, None, None, None)]
+    src = spark.createDataFrame(src_rows, SPARK_SCHEMA).alias("s")
+    plan = plan_of(spark, table_path, src, [Clause(MATCHED, "update"),
+                                           Clause(NOT_MATCHED, "insert")])
+    assert plan.source_side().columns == ["id", "p", "s", "v", SOURCE_PRESENT]
+
+    (DeltaTable.forPath(spark, str(table_path)).alias("t").merge(src, "t.id = s.id")
+     .whenMatchedUpdateAll().whenNotMatchedInsertAll().execute())
+    expected, _ = duckdb_merge(ROWS, src_rows, "MERGE INTO tgt AS t USING src AS s ON t.id = s.id "
+                                               "WHEN MATCHED THEN UPDATE SET * "
+                                               "WHEN NOT MATCHED THEN INSERT *")
+    assert_same_rows(read_deltalake(table_path), expected)
+
+
+def test_a_small_source_is_summarised_by_one_task_with_the_same_result(spark, table_path):
+    spark_table(spark, table_path, ROWS, files=3)
+    snapshot = DeltaLog(str(table_path)).snapshot()
+    types = {f.name: f.dataType for f in spark_schema(snapshot.metadata.schema_string).fields}
+    # ids in two files' ranges, a NULL key, and two rows above every file
+    src = spark.range(0, 200, 1, numPartitions=4).select(
+        F.when(F.col("id") % 50 == 0, F.lit(None)).otherwise(
+            F.when(F.col("id") < 100, F.col("id") % 7 + 3).otherwise(F.col("id") + 1000)
+        ).alias("id"))
+    src = src.filter(F.col("id").isNull() | (F.col("id") < 1100) | (F.col("id") > 1197)
+                     ).alias("s")
+
+    def summary():
+        pair = KeyPair("id", exp.column("id", "s"))
+        return summarize_source(src, snapshot, snapshot.files, [pair], types)
+
+    assert _small(src)
+    small = summary()
+    spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
+    try:
+        assert not _small(src)
+        large = summary()
+    finally:
+        spark.conf.unset("spark.sql.autoBroadcastJoinThreshold")
+    assert small.num_rows == large.num_rows == src.count()
+    assert [(k.low, k.high, k.intervals) for k in small.keys] == \
+        [(k.low, k.high, k.intervals) for k in large.keys]
+    key = small.keys[0]
+    assert (key.low, key.high) == (3, 1199)
+    pruned = small.prune(snapshot, snapshot.files)
+    assert [f.parsed_stats()["minValues"]["id"] for f in pruned] == [0]
