@@ -471,7 +471,8 @@ class _Merge:
             *[F.col(f"__n{i}").alias(f.name) for i, f in enumerate(self.plan.new_schema.fields)])
 
     def _with_change_rows(self, rows: DataFrame) -> DataFrame:
-        """Data rows (``_change_type`` NULL) and change rows, from one evaluation per row."""
+        """Data rows (``_change_type`` NULL) and change rows, from one evaluation per row: each
+        kind of row becomes its array of images, which one generator spreads into rows."""
         names = [f.name for f in self.plan.new_schema.fields]
         kind = F.col(KIND)
 
@@ -479,13 +480,16 @@ class _Merge:
             return F.struct(*[F.col(f"{prefix}{i}").alias(n) for i, n in enumerate(names)],
                             F.lit(change_type).cast("string").alias(CHANGE_TYPE))
 
-        data = F.when(kind.isin(COPY, UPDATE, INSERT), image("__n", None))
-        before = (F.when(kind == UPDATE, image("__o", "update_preimage"))
-                  .when(kind == DELETE, image("__o", "delete")))
-        after = (F.when(kind == UPDATE, image("__n", "update_postimage"))
-                 .when(kind == INSERT, image("__n", "insert")))
-        present = F.filter(F.array(data, before, after), lambda r: r.isNotNull())
-        return rows.select(F.explode(present).alias("__r")).select("__r.*")
+        data = image("__n", None)
+        images = {COPY: [data],
+                  UPDATE: [data, image("__o", "update_preimage"), image("__n", "update_postimage")],
+                  INSERT: [data, image("__n", "insert")],
+                  DELETE: [image("__o", "delete")]}
+        spread = None
+        for code, row_images in images.items():
+            spread = (F.when(kind == code, F.array(*row_images)) if spread is None
+                      else spread.when(kind == code, F.array(*row_images)))
+        return rows.select(F.inline(spread))
 
     def _write(self, out: DataFrame, with_changes: bool) -> list[WrittenFile]:
         written = write_files(self.spark, out, self.log, self.snapshot.partition_columns,

@@ -114,7 +114,7 @@ def _plain_columns(project, columns: list[str]) -> dict[int, str]:
     expressions = project.projectList()
     for i in range(expressions.size()):
         child = expressions.apply(i).child()
-        if child.getClass().getSimpleName() == "AttributeReference" and child.name() in unique:
+        if child.nodeName() == "AttributeReference" and child.name() in unique:
             out[i] = child.name()
     return out
 

@@ -22,6 +22,8 @@ import datetime as _dt
 import math
 from dataclasses import dataclass, field
 
+import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
@@ -291,9 +293,13 @@ def _small(df: DataFrame) -> bool:
 
 def summarize_source(source: DataFrame, snapshot: Snapshot, candidates: list[AddFile],
                      keys: list[KeyPair], target_types: dict[str, T.DataType]) -> SourceSummary:
-    """Count the source rows and collect its key ranges (one Spark job; at most a few thousand
-    small rows come back). Key pairs whose types do not allow a safe comparison on the driver are
-    dropped."""
+    """Count the source rows and collect its key ranges (one Spark job). Key pairs whose types do
+    not allow a safe comparison on the driver are dropped.
+
+    A source Spark estimates small enough to broadcast sends its keys to the driver (as a
+    broadcast join would send all of it), where Arrow summarises them; a larger one is grouped by
+    bucket in Spark and at most a few thousand small rows come back. Both give the same
+    summary."""
     exprs = [F.expr(k.source.sql(dialect="spark")) for k in keys]
     typed: list[tuple[KeyPair, Column]] = []
     if exprs:
@@ -303,24 +309,54 @@ def summarize_source(source: DataFrame, snapshot: Snapshot, candidates: list[Add
             if k.kind is not None:
                 typed.append((k, e))
     stats = [KeyStats(k) for k, _ in typed]
-    nums = [_spark_number(e, k.kind) for k, e in typed]
+    nums = [_spark_number(e, k.kind).alias(f"k{i}") for i, (k, e) in enumerate(typed)]
     grids = ((i, _grid(snapshot, candidates, k)) for i, (k, _) in enumerate(typed))
     grid_key, grid = next(((i, g) for i, g in grids if g is not None), (None, None))
-    aggs = [F.count(F.lit(1)).alias("n")]
-    for i, num in enumerate(nums):
-        aggs += [F.min(num).alias(f"lo{i}"), F.max(num).alias(f"hi{i}")]
-    if grid_key is None:
-        groups = source.agg(*aggs).collect()
-    else:
+    if grid_key is not None:
         stats[grid_key].grid = grid
-        if _small(source):
-            # one task aggregates it all: no shuffle, and one stage instead of two
-            source = source.coalesce(1)
-        groups = source.groupBy(grid.spark_bucket(nums[grid_key]).alias("b")).agg(*aggs).collect()
+    if nums and _small(source):
+        num_rows = _summarize_on_driver(source.select(*nums).toArrow(), stats, grid_key)
+    else:
+        num_rows = _summarize_in_spark(source, nums, stats, grid_key)
+    return SourceSummary(num_rows, stats)
+
+
+def _summarize_in_spark(source: DataFrame, nums: list[Column], stats: list[KeyStats],
+                        grid_key: int | None) -> int:
+    """Fill ``stats`` from one aggregation of the source (by bucket of the grid key, if any);
+    returns the number of source rows."""
+    keys = source.select(F.lit(1).alias("one"), *nums)
+    aggs = [F.count(F.lit(1)).alias("n")]
+    for i in range(len(nums)):
+        aggs += [F.min(f"k{i}").alias(f"lo{i}"), F.max(f"k{i}").alias(f"hi{i}")]
+    if grid_key is None:
+        groups = keys.agg(*aggs).collect()
+    else:
+        bucket = stats[grid_key].grid.spark_bucket(F.col(f"k{grid_key}"))
+        groups = keys.groupBy(bucket.alias("b")).agg(*aggs).collect()
         stats[grid_key].intervals = sorted((g[f"lo{grid_key}"], g[f"hi{grid_key}"])
                                            for g in groups if g["b"] is not None)
     for i, s in enumerate(stats):
         lows = [g[f"lo{i}"] for g in groups if g[f"lo{i}"] is not None]
         highs = [g[f"hi{i}"] for g in groups if g[f"hi{i}"] is not None]
         s.low, s.high = (min(lows), max(highs)) if lows else (None, None)
-    return SourceSummary(sum(int(g["n"]) for g in groups), stats)
+    return sum(int(g["n"]) for g in groups)
+
+
+def _summarize_on_driver(keys: pa.Table, stats: list[KeyStats], grid_key: int | None) -> int:
+    """Fill ``stats`` from the source's key values (column ``k<i>`` per key, NULLs included);
+    returns the number of source rows."""
+    for i, s in enumerate(stats):
+        bounds = pc.min_max(keys.column(f"k{i}")).as_py()
+        s.low, s.high = bounds["min"], bounds["max"]
+    if grid_key is not None:
+        s = stats[grid_key]
+        values, grid = pc.cast(pc.drop_null(keys.column(f"k{grid_key}")), pa.int64()), s.grid
+        bucket = pc.if_else(pc.less(values, grid.low), -2, pc.if_else(
+            pc.greater(values, grid.high), BUCKETS + 1,
+            pc.divide(pc.subtract(values, grid.low), grid.width)))
+        per_bucket = pa.table({"b": bucket, "v": values}).group_by("b").aggregate(
+            [("v", "min"), ("v", "max")])
+        s.intervals = sorted(zip(per_bucket.column("v_min").to_pylist(),
+                                 per_bucket.column("v_max").to_pylist()))
+    return keys.num_rows

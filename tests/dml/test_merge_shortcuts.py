@@ -1,5 +1,6 @@
 """Shortcuts MERGE takes that must not change its result: one-sided clauses' plain column values
-read after the join instead of copied before it, and a small source summarised by one task."""
+read after the join instead of copied before it, and a small source's keys summarised on the
+driver."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pyspark.sql import functions as F
 from sqlext import DeltaTable
 from sqlext.engine.merge_builder import MATCHED, NOT_MATCHED, NOT_MATCHED_BY_SOURCE, Clause
 from sqlext.engine.merge_plan import SOURCE_PRESENT, TARGET_PRESENT, MergePlan
-from sqlext.engine.merge_prune import KeyPair, _small, summarize_source
+from sqlext.engine.merge_prune import KeyPair, SourceSummary, _small, summarize_source
 from sqlext.engine.schemas import spark_schema
 from sqlext.log.table import DeltaLog
 from sqlext.log.snapshot import Snapshot
@@ -62,21 +63,24 @@ def test_insert_star_copies_nothing_and_merges_as_duckdb(spark, table_path):
     assert_same_rows(read_deltalake(table_path), expected)
 
 
-def test_a_small_source_is_summarised_by_one_task_with_the_same_result(spark, table_path):
+def test_a_small_source_is_summarised_on_the_driver_with_the_same_result(spark, table_path):
     spark_table(spark, table_path, ROWS, files=3)
     snapshot = DeltaLog(str(table_path)).snapshot()
     types = {f.name: f.dataType for f in spark_schema(snapshot.metadata.schema_string).fields}
-    # ids in two files' ranges, a NULL key, and two rows above every file
-    src = spark.range(0, 200, 1, numPartitions=4).select(
+    # ids in the first file's range, NULL keys, and two rows above every file; a string key and
+    # a narrower integer key beside it
+    ids = spark.range(0, 200, 1, numPartitions=4).select(
         F.when(F.col("id") % 50 == 0, F.lit(None)).otherwise(
             F.when(F.col("id") < 100, F.col("id") % 7 + 3).otherwise(F.col("id") + 1000)
         ).alias("id"))
-    src = src.filter(F.col("id").isNull() | (F.col("id") < 1100) | (F.col("id") > 1197)
-                     ).alias("s")
+    src = ids.filter(F.col("id").isNull() | (F.col("id") < 1100) | (F.col("id") > 1197)).select(
+        "id", F.when(F.col("id") % 2 == 0, F.concat(F.lit("n"), F.col("id").cast("string")))
+        .alias("name"), (F.col("id") % 3).cast("smallint").alias("q")).alias("s")
+    pairs = [("id", "id"), ("s", "name"), ("p", "q")]
 
     def summary():
-        pair = KeyPair("id", exp.column("id", "s"))
-        return summarize_source(src, snapshot, snapshot.files, [pair], types)
+        keys = [KeyPair(t, exp.column(c, "s")) for t, c in pairs]
+        return summarize_source(src, snapshot, snapshot.files, keys, types)
 
     assert _small(src)
     small = summary()
@@ -87,9 +91,14 @@ def test_a_small_source_is_summarised_by_one_task_with_the_same_result(spark, ta
     finally:
         spark.conf.unset("spark.sql.autoBroadcastJoinThreshold")
     assert small.num_rows == large.num_rows == src.count()
-    assert [(k.low, k.high, k.intervals) for k in small.keys] == \
-        [(k.low, k.high, k.intervals) for k in large.keys]
-    key = small.keys[0]
-    assert (key.low, key.high) == (3, 1199)
-    pruned = small.prune(snapshot, snapshot.files)
-    assert [f.parsed_stats()["minValues"]["id"] for f in pruned] == [0]
+    described = [[(k.pair.kind, k.low, k.high, k.intervals) for k in s.keys]
+                 for s in (small, large)]
+    assert described[0] == described[1]
+    assert [d[:3] for d in described[0]] == [("int", 3, 1199), ("string", "n1198", "n8"),
+                                             ("int", 0, 2)]
+    grid_intervals = described[0][0][3]
+    assert grid_intervals[0][0] == 3 and grid_intervals[-1][1] == 1199
+    # the ids reach the first file only; the names ("n...") lie beyond every file's `s` range
+    by_id = SourceSummary(small.num_rows, small.keys[:1]).prune(snapshot, snapshot.files)
+    assert [f.parsed_stats()["minValues"]["id"] for f in by_id] == [0]
+    assert small.prune(snapshot, snapshot.files) == []
