@@ -30,6 +30,7 @@ from pyspark.sql import types as T
 from sqlglot import exp
 
 from sqlext.engine.optimize import conf_bytes
+from sqlext.engine.plain_parquet import local_parquet_files, read_columns
 from sqlext.log.actions import AddFile
 from sqlext.log.pruning import FileView, conjuncts
 from sqlext.log.snapshot import Snapshot
@@ -297,9 +298,10 @@ def summarize_source(source: DataFrame, snapshot: Snapshot, candidates: list[Add
     not allow a safe comparison on the driver are dropped.
 
     A source Spark estimates small enough to broadcast sends its keys to the driver (as a
-    broadcast join would send all of it), where Arrow summarises them; a larger one is grouped by
-    bucket in Spark and at most a few thousand small rows come back. Both give the same
-    summary."""
+    broadcast join would send all of it), where Arrow summarises them; when it is a plain scan of
+    local parquet files and its keys are columns of them, the driver reads them from the files
+    itself (no Spark job at all). A larger source is grouped by bucket in Spark and at most a few
+    thousand small rows come back. All give the same summary."""
     exprs = [F.expr(k.source.sql(dialect="spark")) for k in keys]
     typed: list[tuple[KeyPair, Column]] = []
     if exprs:
@@ -315,10 +317,36 @@ def summarize_source(source: DataFrame, snapshot: Snapshot, candidates: list[Add
     if grid_key is not None:
         stats[grid_key].grid = grid
     if nums and _small(source):
-        num_rows = _summarize_on_driver(source.select(*nums).toArrow(), stats, grid_key)
+        keys = _plain_parquet_keys(source, [k for k, _ in typed])
+        if keys is None:
+            keys = source.select(*nums).toArrow()
+        num_rows = _summarize_on_driver(keys, stats, grid_key)
     else:
         num_rows = _summarize_in_spark(source, nums, stats, grid_key)
     return SourceSummary(num_rows, stats)
+
+
+def _plain_parquet_keys(source: DataFrame, keys: list[KeyPair]) -> pa.Table | None:
+    """The keys (``k<i>``, in the units :func:`_spark_number` gives) read straight from the
+    source's parquet files, when the source is a plain scan of local ones and every key is an
+    integer or string column of it; else None."""
+    if not keys or not all(isinstance(k.source, exp.Column) and k.kind in ("int", "string")
+                           for k in keys):
+        return None
+    files = local_parquet_files(source)
+    columns = read_columns(files, [k.source.name for k in keys]) if files else None
+    if columns is None:
+        return None
+    out = []
+    for k, column in zip(keys, columns):
+        if k.kind == "int" and pa.types.is_integer(column.type):
+            out.append(pc.cast(column, pa.int64()))
+        elif k.kind == "string" and (pa.types.is_string(column.type)
+                                     or pa.types.is_large_string(column.type)):
+            out.append(column)
+        else:
+            return None
+    return pa.table(out, names=[f"k{i}" for i in range(len(out))])
 
 
 def _summarize_in_spark(source: DataFrame, nums: list[Column], stats: list[KeyStats],

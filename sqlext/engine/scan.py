@@ -95,7 +95,8 @@ def read_files(spark: SparkSession, log: DeltaLog, schema: T.StructType,
     for f in files:
         listings[log.data_path(f.path)].append(f)
     if not partition_columns and not extra_fields:
-        return spark.read.schema(stored).parquet(*listings).select(*out_cols)
+        # the stored columns are the table's, in its order
+        return spark.read.schema(stored).parquet(*listings)
     ptypes = {f.name.lower(): f.dataType for f in schema.fields}
     pfields = [T.StructField(c, ptypes[c.lower()]) for c in partition_columns]
     mapping_schema = T.StructType([T.StructField(_NAME, T.StringType(), False), *pfields,

@@ -4,6 +4,7 @@ driver."""
 
 from __future__ import annotations
 
+import pyarrow.parquet as pq
 from pyspark.sql import functions as F
 
 from sqlext import DeltaTable
@@ -14,7 +15,7 @@ from sqlext.engine.schemas import spark_schema
 from sqlext.log.table import DeltaLog
 from sqlext.log.snapshot import Snapshot
 from sqlglot import exp
-from tests.dml.dml_kit import SPARK_SCHEMA, spark_table
+from tests.dml.dml_kit import SPARK_SCHEMA, operation, rows_table, spark_table
 from tests.dml.merge_kit import duckdb_merge
 from tests.support import assert_same_rows, read_deltalake
 
@@ -102,3 +103,55 @@ def test_a_small_source_is_summarised_on_the_driver_with_the_same_result(spark, 
     by_id = SourceSummary(small.num_rows, small.keys[:1]).prune(snapshot, snapshot.files)
     assert [f.parsed_stats()["minValues"]["id"] for f in by_id] == [0]
     assert small.prune(snapshot, snapshot.files) == []
+
+
+def jobs_run(spark, fn):
+    """(what ``fn()`` returns, how many Spark jobs it ran)."""
+    sc = spark.sparkContext
+    sc.setJobGroup("sqlext-probe", "count the jobs of one call")
+    try:
+        before = len(sc.statusTracker().getJobIdsForGroup("sqlext-probe"))
+        result = fn()
+        sc._jsc.sc().listenerBus().waitUntilEmpty()   # the tracker learns of jobs from events
+        return result, len(sc.statusTracker().getJobIdsForGroup("sqlext-probe")) - before
+    finally:
+        sc.setLocalProperty("spark.jobGroup.id", None)
+        sc.setLocalProperty("spark.job.description", None)
+
+
+def test_keys_of_a_plain_parquet_source_are_read_without_a_spark_job(spark, table_path,
+                                                                       tmp_path):
+    spark_table(spark, table_path, ROWS, files=3)
+    snapshot = DeltaLog(str(table_path)).snapshot()
+    types = {f.name: f.dataType for f in spark_schema(snapshot.metadata.schema_string).fields}
+    src_rows = [(12, 1, "x", -1), (15, 1, None, -2), (None, 2, "n", 0), (100, 2, "new", 1),
+                (101, None, "b", None)]
+    source_file = tmp_path / "source.parquet"
+    pq.write_table(rows_table(src_rows), source_file)
+    src = spark.read.parquet(str(source_file)).alias("s")
+
+    def summary():
+        keys = [KeyPair("id", exp.column("id", "s")), KeyPair("s", exp.column("s", "s"))]
+        return summarize_source(src, snapshot, snapshot.files, keys, types)
+
+    from_files, jobs = jobs_run(spark, summary)
+    assert jobs == 0
+    spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
+    try:
+        in_spark, jobs = jobs_run(spark, summary)
+    finally:
+        spark.conf.unset("spark.sql.autoBroadcastJoinThreshold")
+    assert jobs >= 1
+    assert from_files.num_rows == in_spark.num_rows == len(src_rows)
+    assert [(k.pair.kind, k.low, k.high, k.intervals) for k in from_files.keys] == \
+        [(k.pair.kind, k.low, k.high, k.intervals) for k in in_spark.keys]
+    assert (from_files.keys[0].low, from_files.keys[0].high) == (12, 101)
+
+    result = (DeltaTable.forPath(spark, str(table_path)).alias("t").merge(src, "t.id = s.id")
+              .whenMatchedUpdateAll().whenNotMatchedInsertAll().execute().collect()[0])
+    expected, _ = duckdb_merge(ROWS, src_rows, "MERGE INTO tgt AS t USING src AS s ON t.id = s.id "
+                                               "WHEN MATCHED THEN UPDATE SET * "
+                                               "WHEN NOT MATCHED THEN INSERT *")
+    assert_same_rows(read_deltalake(table_path), expected)
+    assert (result.num_updated_rows, result.num_inserted_rows) == (2, 3)
+    assert operation(table_path, 1)[2]["numSourceRows"] == str(len(src_rows))
