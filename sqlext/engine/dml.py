@@ -92,16 +92,29 @@ def spark_job_errors(log: DeltaLog, snapshot: Snapshot, operation: str):
                           "committed; the table is unchanged.") from exc
 
 
+# the most recently used empty table frames (a frame is immutable; building one costs a few
+# milliseconds of Spark analysis, a noticeable part of a small DML statement)
+_TABLE_FRAMES: dict[tuple, DataFrame] = {}
+_TABLE_FRAMES_KEPT = 32
+
+
 def table_frame(spark: SparkSession, snapshot: Snapshot, alias: str | None) -> DataFrame:
     """An empty DataFrame with the table's column names and types (aliased), to analyse
     expressions against. Every column reads as nullable: take nullability from the schema.
 
     Built from ``range(0)``, not ``createDataFrame([])``, which ships an (empty) RDD from Python
     and costs a noticeable part of a one-file DELETE."""
-    schema = spark_schema(snapshot.metadata.schema_string)
-    df = spark.range(0).select(*[F.lit(None).cast(f.dataType).alias(f.name)
-                                 for f in schema.fields])
-    return df.alias(alias) if alias else df
+    key = (id(spark), snapshot.metadata.schema_string, alias)
+    df = _TABLE_FRAMES.pop(key, None)
+    if df is None or df.sparkSession is not spark:
+        schema = spark_schema(snapshot.metadata.schema_string)
+        df = spark.range(0).select(*[F.lit(None).cast(f.dataType).alias(f.name)
+                                     for f in schema.fields])
+        df = df.alias(alias) if alias else df
+    _TABLE_FRAMES[key] = df
+    while len(_TABLE_FRAMES) > _TABLE_FRAMES_KEPT:
+        _TABLE_FRAMES.pop(next(iter(_TABLE_FRAMES)))
+    return df
 
 
 def commit(spark: SparkSession, txn: Transaction, actions: list, operation: str,

@@ -126,8 +126,9 @@ def write_files(spark: SparkSession, df: DataFrame, log: DeltaLog, partition_col
     part_columns = [next(c for c in df.columns if c.lower() == p.lower())
                     for p in partition_columns]
     marker = [F.col(CHANGE_TYPE).isNotNull().alias(_IS_CHANGE)] if mixed else []
-    df = df.select(*[quoted_column(c) for c in data_columns], *marker,
-                   *[quoted_column(c) for c in part_columns])
+    if marker or data_columns + part_columns != df.columns:
+        df = df.select(*[quoted_column(c) for c in data_columns], *marker,
+                       *[quoted_column(c) for c in part_columns])
     try:
         with _unsorted_if(spark, mixed and not partition_columns):
             (df.write.mode("errorifexists").partitionBy(*write_partitions)

@@ -423,7 +423,6 @@ class _Merge:
                 ).orderBy(F.col(CLAUSE).isNull().asc())
                 rows = rows.withColumn(_RANK, F.row_number().over(window)).filter(
                     F.col(_RANK) == 1)
-            rows = rows.filter(F.col(KIND).isNotNull())
             with_changes = self.snapshot.change_data_feed_enabled and bool(rewrite)
             written = self._write(self._output(rows, with_changes), with_changes)
             self.metrics["rewriteTimeMs"] = timer.lap()
@@ -451,7 +450,6 @@ class _Merge:
             observed, count(target, "rows"), count(matched, "matches"),
             count(target & clause.isNotNull(), "acting"),
             *self._clause_counts(F.when(matched, clause), F.when(target & ~matched, clause)))
-        rows = rows.filter(F.col(KIND).isNotNull())
         with_changes = self.snapshot.change_data_feed_enabled
         written = self._write(self._output(rows, with_changes), with_changes)
         seen = observed.get
@@ -464,7 +462,8 @@ class _Merge:
         return [f], written, {f.path: touched}
 
     def _output(self, rows: DataFrame, with_changes: bool) -> DataFrame:
-        """The rows to write: data rows, and with ``with_changes`` change rows too."""
+        """The rows to write: data rows, and with ``with_changes`` change rows too. Joined rows
+        of no kind (source rows no clause inserts) yield nothing."""
         if with_changes:
             return self._with_change_rows(rows)
         return rows.filter(F.col(KIND).isin(COPY, UPDATE, INSERT)).select(

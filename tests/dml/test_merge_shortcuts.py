@@ -1,20 +1,23 @@
 """Shortcuts MERGE takes that must not change its result: one-sided clauses' plain column values
-read after the join instead of copied before it, and a small source's keys summarised on the
-driver."""
+read after the join instead of copied before it, a small source's keys summarised on the driver
+(read from its parquet files when it is a plain scan of them), empty table frames reused."""
 
 from __future__ import annotations
 
 import pyarrow.parquet as pq
 from pyspark.sql import functions as F
+from pyspark.sql import types as T
+from sqlglot import exp
 
+import sqlext
 from sqlext import DeltaTable
+from sqlext.engine.dml import table_frame
 from sqlext.engine.merge_builder import MATCHED, NOT_MATCHED, NOT_MATCHED_BY_SOURCE, Clause
 from sqlext.engine.merge_plan import SOURCE_PRESENT, TARGET_PRESENT, MergePlan
 from sqlext.engine.merge_prune import KeyPair, SourceSummary, _small, summarize_source
 from sqlext.engine.schemas import spark_schema
-from sqlext.log.table import DeltaLog
 from sqlext.log.snapshot import Snapshot
-from sqlglot import exp
+from sqlext.log.table import DeltaLog
 from tests.dml.dml_kit import SPARK_SCHEMA, operation, rows_table, spark_table
 from tests.dml.merge_kit import duckdb_merge
 from tests.support import assert_same_rows, read_deltalake
@@ -155,3 +158,19 @@ def test_keys_of_a_plain_parquet_source_are_read_without_a_spark_job(spark, tabl
     assert_same_rows(read_deltalake(table_path), expected)
     assert (result.num_updated_rows, result.num_inserted_rows) == (2, 3)
     assert operation(table_path, 1)[2]["numSourceRows"] == str(len(src_rows))
+
+
+def test_empty_table_frames_are_reused_per_schema_and_alias(spark, table_path):
+    spark_table(spark, table_path, ROWS, files=1)
+    log = DeltaLog(str(table_path))
+    before = log.snapshot()
+    framed = table_frame(spark, before, "t")
+    assert table_frame(spark, before, "t") is framed
+    assert table_frame(spark, before, None) is not framed
+    assert framed.columns == ["id", "p", "s", "v"]
+    assert framed.select("t.id").schema.fields[0].dataType == T.LongType()
+    sqlext.write(spark.createDataFrame([(1, 1, "a", 1, 2.5)], "id long, p int, s string, v long, "
+                                                              "w double"),
+                 str(table_path), mergeSchema=True)
+    after = table_frame(spark, log.snapshot(), "t")
+    assert after is not framed and after.columns == ["id", "p", "s", "v", "w"]
