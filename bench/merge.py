@@ -12,7 +12,7 @@ ids above the table's. The MERGE is::
     WHEN MATCHED THEN UPDATE SET *  WHEN NOT MATCHED THEN INSERT *
 
 Contenders (each run on a fresh copy of the table; copying is not timed; the order alternates
-between runs; the median of ``--runs`` is reported):
+between runs; the median of ``--runs`` is reported, after ``--warmup`` untimed rounds):
 
   sqlext     ``DeltaTable.forPath(...).merge(spark.read.parquet(source), ...)`` ... ``execute()``
   deltalake  ``deltalake.DeltaTable(...).merge(pyarrow source, ...)`` with the same clauses
@@ -25,7 +25,7 @@ between runs; the median of ``--runs`` is reported):
 Targets: sqlext / deltalake at most 2x (goal: faster); sqlext / floor at most 1.5x, compared
 with the change feed off (the floor writes no change data).
 
-    .venv/bin/python bench/merge.py [--rows 10000000 --files 100 --source 100000 --runs 3]
+    .venv/bin/python bench/merge.py [--rows 10000000 --files 100 --source 100000 --runs 3 --warmup 3]
 """
 
 from __future__ import annotations
@@ -151,6 +151,8 @@ def main() -> None:
     parser.add_argument("--files", type=int, default=100)
     parser.add_argument("--source", type=int, default=100_000)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--warmup", type=int, default=3,
+                        help="untimed rounds of sqlext and the floor on both tables first")
     parser.add_argument("--workdir", default=None)
     args = parser.parse_args()
 
@@ -170,11 +172,13 @@ def main() -> None:
           f"({len(touched)} touched file(s)); built in {time.perf_counter() - start:.1f}s; "
           f"work dir {work}", flush=True)
 
-    # warm-up (untimed): the JVM compiles Spark's hot paths on the first jobs
-    warm = fresh_copy(base_plain, os.path.join(work, "warmup"))
-    run_sqlext(spark, warm, source)
-    run_floor(spark, warm, touched, source, os.path.join(work, "floor_out"))
-    shutil.rmtree(warm, ignore_errors=True)
+    # warm-up (untimed): the JVM compiles Spark's hot paths over the first jobs
+    for _ in range(args.warmup):
+        for base in (base_plain, base_cdf):
+            warm = fresh_copy(base, os.path.join(work, "warmup"))
+            run_sqlext(spark, warm, source)
+            run_floor(spark, warm, touched, source, os.path.join(work, "floor_out"))
+            shutil.rmtree(warm, ignore_errors=True)
 
     times: dict[str, list[float]] = {k: [] for k in (
         "sqlext cdf", "deltalake cdf", "sqlext", "deltalake", "floor")}
