@@ -43,7 +43,7 @@ from sqlext.engine.optimize import conf_bytes
 from sqlext.engine.rewrite import discard, total_records
 from sqlext.engine.scan import FILE_COLUMN, local_frame, scan
 from sqlext.engine.write import engine_info
-from sqlext.errors import AnalysisException, MultipleSourceRowMatchError, SqlextError
+from sqlext.errors import AnalysisException, MultipleSourceRowMatchError
 from sqlext.log.actions import AddFile, decode_path
 from sqlext.log.pruning import Pruner
 from sqlext.log.table import DeltaLog

@@ -113,7 +113,10 @@ def _plain_columns(project, columns: list[str]) -> dict[int, str]:
     out = {}
     expressions = project.projectList()
     for i in range(expressions.size()):
-        child = expressions.apply(i).child()
+        item = expressions.apply(i)
+        if item.nodeName() != "Alias":
+            continue
+        child = item.child()
         if child.nodeName() == "AttributeReference" and child.name() in unique:
             out[i] = child.name()
     return out

@@ -11,6 +11,8 @@ Two kinds of conjuncts of the ON condition narrow the target files that can hold
   over the candidates' key range (so a few hundred intervals describe where the source's keys
   are). A file whose key range (statistics, or its partition value) holds no source key cannot
   match; NULL keys match nothing. The same pass counts the source rows (``numSourceRows``).
+  A source small enough to broadcast is summarised on the driver from its keys (read from its
+  parquet files when it is a plain scan of local ones), a larger one by a Spark aggregation.
 
 The analysis is conservative: anything it does not understand keeps the file.
 """
@@ -282,8 +284,7 @@ def _grid(snapshot: Snapshot, files: list[AddFile], pair: KeyPair) -> _Grid | No
 
 def _small(df: DataFrame) -> bool:
     """Whether Spark estimates ``df`` small enough to broadcast
-    (``spark.sql.autoBroadcastJoinThreshold``): then one task reads it about as fast as
-    several."""
+    (``spark.sql.autoBroadcastJoinThreshold``), i.e. to send to the driver."""
     limit = conf_bytes(df.sparkSession, "spark.sql.autoBroadcastJoinThreshold")
     try:
         size = int(df._jdf.queryExecution().optimizedPlan().stats().sizeInBytes())
@@ -294,8 +295,8 @@ def _small(df: DataFrame) -> bool:
 
 def summarize_source(source: DataFrame, snapshot: Snapshot, candidates: list[AddFile],
                      keys: list[KeyPair], target_types: dict[str, T.DataType]) -> SourceSummary:
-    """Count the source rows and collect its key ranges (one Spark job). Key pairs whose types do
-    not allow a safe comparison on the driver are dropped.
+    """Count the source rows and collect its key ranges (at most one Spark job). Key pairs whose
+    types do not allow a safe comparison on the driver are dropped.
 
     A source Spark estimates small enough to broadcast sends its keys to the driver (as a
     broadcast join would send all of it), where Arrow summarises them; when it is a plain scan of
@@ -353,7 +354,7 @@ def _summarize_in_spark(source: DataFrame, nums: list[Column], stats: list[KeySt
                         grid_key: int | None) -> int:
     """Fill ``stats`` from one aggregation of the source (by bucket of the grid key, if any);
     returns the number of source rows."""
-    keys = source.select(F.lit(1).alias("one"), *nums)
+    keys = source.select(*nums) if nums else source
     aggs = [F.count(F.lit(1)).alias("n")]
     for i in range(len(nums)):
         aggs += [F.min(f"k{i}").alias(f"lo{i}"), F.max(f"k{i}").alias(f"hi{i}")]

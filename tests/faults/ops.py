@@ -28,6 +28,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from sqlext.log.actions import AddFile, encode_path
+from sqlext.log.pruning import Pruner
 from sqlext.log.protocol import protocol_for_new_table
 from sqlext.log.schema import Field, schema_string
 from sqlext.log.snapshot import Snapshot
@@ -193,8 +194,13 @@ def run_kernel(log: DeltaLog, snapshot: Snapshot, op: dict) -> int | None:
     if kind == "merge":
         source = {row[0]: tuple(row) for row in op["rows"]}
         groups = sorted({row[1] for row in op["rows"]})
-        candidates = [f for f in snapshot.files if f.partition_values["grp"] in groups]
-        txn.read_predicate("grp IN (" + ", ".join(f"'{g}'" for g in groups) + ")")
+        # as the engine's MERGE: the rows the source's keys can match, found by partition values
+        # and id statistics; appends of other ids do not conflict with it
+        region = (f"grp IN ({', '.join(repr(g) for g in groups)}) "
+                  f"AND id IN ({', '.join(str(i) for i in sorted(source))})")
+        candidates = Pruner(region, snapshot.schema, snapshot.partition_columns).prune(
+            snapshot.files)
+        txn.read_predicate(region)
         txn.read_files(candidates)
         removes, adds, matched = [], [], set()
         for f in candidates:

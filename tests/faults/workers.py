@@ -43,10 +43,12 @@ def kernel_writer(path: str, journal: str, seed: int, worker: int, ready: str,
     first = go is None      # a writer to be killed says "ready" after its first operation
     while deadline is None or time.time() < deadline:
         time.sleep(pause)
-        snapshot = log.snapshot()
         kind = rng.choice(KERNEL_KINDS)
-        current = ops.rows_of_files(log, snapshot.files) if kind == "merge" else []
+        current = ops.rows_of_files(log, log.snapshot().files) if kind == "merge" else []
         op = ops.random_op(rng, ids, current, (kind,))
+        # the version the operation reads is taken once it is chosen: choosing a merge's rows
+        # reads the whole table, which is no part of the operation
+        snapshot = log.snapshot()
         out.write({"op": op, "before": snapshot.version, "worker": worker})
         try:
             version = ops.run_kernel(log, snapshot, op)
