@@ -37,9 +37,10 @@ from sqlext.engine.dml import Timer, begin, removes, spark_job_errors
 from sqlext.engine.files import CHANGE_TYPE, WrittenFile, write_files
 from sqlext.engine.merge_builder import MATCHED, NOT_MATCHED, NOT_MATCHED_BY_SOURCE, Clause
 from sqlext.engine.merge_plan import (CLAUSE, COPY, DELETE, INSERT, KIND, OPERATION,
-                                      TARGET_PRESENT, UPDATE, MergePlan)
+                                      TARGET_PRESENT, UPDATE, MergePlan, source_alias)
 from sqlext.engine.merge_prune import analyse_on, summarize_source
 from sqlext.engine.optimize import conf_bytes
+from sqlext.engine.plain_parquet import local_parquet_files
 from sqlext.engine.rewrite import discard, total_records
 from sqlext.engine.scan import FILE_COLUMN, local_frame, scan
 from sqlext.engine.write import engine_info
@@ -92,6 +93,23 @@ def _width(dt: T.DataType) -> int:
     return 8
 
 
+def _materialized(source: DataFrame) -> DataFrame:
+    """The source, computed once when reading it again would cost more than keeping it (as
+    delta-spark materializes MERGE sources): a MERGE reads its source two or three times (key
+    summary, touched files, rewrite). A plain scan of local parquet files or rows held in the plan
+    is read again; anything else (views with joins, aggregates or subqueries, Python rows) is
+    computed by one job and kept by the executors (memory, then disk)."""
+    try:
+        plan = source._jdf.queryExecution().optimizedPlan()
+        if plan.nodeName() == "LocalRelation" or local_parquet_files(source) is not None:
+            return source
+    except Exception:  # noqa: BLE001 - no JVM plan (e.g. Spark Connect): read it as it is
+        return source
+    alias = source_alias(source)
+    kept = source.localCheckpoint(eager=True)
+    return kept.alias(alias) if alias else kept
+
+
 @dataclass
 class MergeResult:
     """What a MERGE did: the version it committed (None: nothing changed) and its metrics."""
@@ -140,6 +158,8 @@ class _Merge:
         self.timer = Timer()
         removes_data = any(c.kind != NOT_MATCHED for c in clauses)
         self.txn, self.snapshot = begin(log, txn, OPERATION, removes_data=removes_data)
+        with spark_job_errors(log, self.snapshot, OPERATION):
+            source = _materialized(source)
         try:
             self.plan = MergePlan(spark, log.name, self.snapshot, source, condition, clauses,
                                   alias, schema_evolution)

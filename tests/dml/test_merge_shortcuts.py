@@ -1,6 +1,7 @@
 """Shortcuts MERGE takes that must not change its result: one-sided clauses' plain column values
 read after the join instead of copied before it, a small source's keys summarised on the driver
-(read from its parquet files when it is a plain scan of them), empty table frames reused."""
+(read from its parquet files when it is a plain scan of them), a computed source materialized
+once, empty table frames reused."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ import sqlext
 from sqlext import DeltaTable
 from sqlext.engine.dml import table_frame
 from sqlext.engine.merge_builder import MATCHED, NOT_MATCHED, NOT_MATCHED_BY_SOURCE, Clause
-from sqlext.engine.merge_plan import SOURCE_PRESENT, TARGET_PRESENT, MergePlan
+from sqlext.engine.merge import _materialized
+from sqlext.engine.merge_plan import SOURCE_PRESENT, TARGET_PRESENT, MergePlan, source_alias
 from sqlext.engine.merge_prune import KeyPair, SourceSummary, _small, summarize_source
 from sqlext.engine.schemas import spark_schema
 from sqlext.log.snapshot import Snapshot
@@ -174,3 +176,32 @@ def test_empty_table_frames_are_reused_per_schema_and_alias(spark, table_path):
                  str(table_path), mergeSchema=True)
     after = table_frame(spark, log.snapshot(), "t")
     assert after is not framed and after.columns == ["id", "p", "s", "v", "w"]
+
+
+def test_a_computed_source_is_materialized_once_and_plain_ones_are_not(spark, table_path,
+                                                                        tmp_path):
+    spark_table(spark, table_path, ROWS, files=3)
+    source_file = tmp_path / "source.parquet"
+    pq.write_table(rows_table([(12, 1, "x", -1), (40, 2, "new", 7)]), source_file)
+    plain = spark.read.parquet(str(source_file)).alias("s")
+    local = spark.createDataFrame(rows_table([(1, 1, "a", 1)]).to_pandas()).alias("s")
+    assert _materialized(plain) is plain
+    assert _materialized(local) is local
+
+    # a view with an aggregate and a scalar subquery over the target: computed by one job
+    computed = (plain.groupBy("id", "p", "s").agg(F.sum("v").alias("v"))
+                .where(F.col("id") > DeltaTable.forPath(spark, str(table_path)).toDF()
+                       .agg(F.min("id")).first()[0]).alias("s"))
+    kept, jobs = jobs_run(spark, lambda: _materialized(computed))
+    assert jobs >= 1
+    assert kept._jdf.queryExecution().optimizedPlan().nodeName() == "LogicalRDD"
+    assert source_alias(kept) == "s"
+    # the kept rows are the computed source's
+    assert sorted(kept.collect()) == sorted(computed.collect())
+
+    (DeltaTable.forPath(spark, str(table_path)).alias("t").merge(computed, "t.id = s.id")
+     .whenMatchedUpdateAll().whenNotMatchedInsertAll().execute())
+    expected, _ = duckdb_merge(ROWS, [(12, 1, "x", -1), (40, 2, "new", 7)],
+                               "MERGE INTO tgt AS t USING src AS s ON t.id = s.id "
+                               "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *")
+    assert_same_rows(read_deltalake(table_path), expected)
