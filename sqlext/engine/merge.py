@@ -94,11 +94,12 @@ def _width(dt: T.DataType) -> int:
 
 
 def _materialized(source: DataFrame) -> DataFrame:
-    """The source, computed once when reading it again would cost more than keeping it (as
-    delta-spark materializes MERGE sources): a MERGE reads its source two or three times (key
-    summary, touched files, rewrite). A plain scan of local parquet files or rows held in the plan
-    is read again; anything else (views with joins, aggregates or subqueries, Python rows) is
-    computed by one job and kept by the executors (memory, then disk)."""
+    """The source, computed once when reading it again would cost more than keeping it, or could
+    give other rows (as delta-spark materializes MERGE sources): a MERGE reads its source two or
+    three times (key summary, touched files, rewrite). A plain scan of local parquet files or rows
+    held in the plan is read again; anything else (views with joins, aggregates or subqueries,
+    non-deterministic columns, Python rows) is computed by one job and kept by the executors
+    (memory, then disk)."""
     try:
         plan = source._jdf.queryExecution().optimizedPlan()
         if plan.nodeName() == "LocalRelation" or local_parquet_files(source) is not None:

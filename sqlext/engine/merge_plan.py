@@ -51,13 +51,6 @@ def source_alias(df: DataFrame) -> str | None:
         return None
 
 
-def _deterministic(df: DataFrame) -> bool:
-    try:
-        return bool(df._jdf.queryExecution().analyzed().deterministic())
-    except Exception:  # noqa: BLE001
-        return True
-
-
 @dataclass
 class ResolvedClause:
     """A clause with its condition and values resolved (values cast to the column types)."""
@@ -146,11 +139,6 @@ class MergePlan:
         self.target_alias = target_alias
         check_clause_order(clauses, self.where)
         self.source_alias = source_alias(source)
-        if not _deterministic(source):
-            # evaluated several times (pruning, touched files, rewrite): pin its rows once
-            source = source.localCheckpoint(eager=True)
-            if self.source_alias:
-                source = source.alias(self.source_alias)
         self.source = source
         self.schema_evolution = schema_evolution
         self.old_schema = spark_schema(snapshot.metadata.schema_string)

@@ -20,7 +20,7 @@ from sqlext.engine.merge_prune import KeyPair, SourceSummary, _small, summarize_
 from sqlext.engine.schemas import spark_schema
 from sqlext.log.snapshot import Snapshot
 from sqlext.log.table import DeltaLog
-from tests.dml.dml_kit import SPARK_SCHEMA, operation, rows_table, spark_table
+from tests.dml.dml_kit import SPARK_SCHEMA, changes_of, operation, rows_table, spark_table
 from tests.dml.merge_kit import duckdb_merge
 from tests.support import assert_same_rows, read_deltalake
 
@@ -205,3 +205,24 @@ def test_a_computed_source_is_materialized_once_and_plain_ones_are_not(spark, ta
                                "MERGE INTO tgt AS t USING src AS s ON t.id = s.id "
                                "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *")
     assert_same_rows(read_deltalake(table_path), expected)
+
+
+def test_a_non_deterministic_source_gives_the_same_rows_to_every_pass(spark, table_path):
+    spark_table(spark, table_path, ROWS, files=3)
+    # ids 25-34: five update the last file, five are inserted; v is random
+    src = spark.range(25, 35, 1, numPartitions=2).select(
+        "id", (F.col("id") % 3).cast("int").alias("p"), F.lit("r").alias("s"),
+        (F.rand() * 1e9).cast("long").alias("v")).alias("s")
+    assert not src._jdf.queryExecution().analyzed().deterministic()
+    # every pass (key summary, join) reads the same pinned rows
+    assert _materialized(src)._jdf.queryExecution().optimizedPlan().nodeName() == "LogicalRDD"
+    result = (DeltaTable.forPath(spark, str(table_path)).alias("t").merge(src, "t.id = s.id")
+              .whenMatchedUpdateAll().whenNotMatchedInsertAll().execute().collect()[0])
+    assert (result.num_updated_rows, result.num_inserted_rows) == (5, 5)
+    table = {r["id"]: r["v"] for r in read_deltalake(table_path).to_pylist()}
+    changes = changes_of(table_path, 1).to_pylist()
+    after = {r["id"]: r["v"] for r in changes
+             if r["_change_type"] in ("insert", "update_postimage")}
+    assert sorted(after) == list(range(25, 35))
+    # the values written to the table are the ones the change feed recorded
+    assert {i: table[i] for i in after} == after
