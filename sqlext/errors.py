@@ -107,3 +107,10 @@ class ProtocolChangedException(ConcurrentModificationException):
 
 class ConcurrentTransactionException(ConcurrentModificationException):
     """A concurrent commit recorded the same application transaction id (``txnAppId``)."""
+
+
+class ConcurrentLogCleanupException(ConcurrentModificationException):
+    """Log cleanup removed commits this transaction needed to check (they were older than
+    ``delta.logRetentionDuration`` and a newer checkpoint replaced them): the winners cannot be
+    checked, so the transaction commits nothing. Retry it; keep the log retention longer than the
+    longest transaction."""

@@ -10,8 +10,9 @@ import time
 import uuid
 from typing import Iterable
 
-from sqlext.errors import (ConcurrentModificationException, ProtocolChangedException, SqlextError,
-                           UnsupportedOperationError)
+from sqlext.errors import (ConcurrentLogCleanupException, ConcurrentModificationException,
+                           ProtocolChangedException, SqlextError, UnsupportedOperationError,
+                           VersionNotFoundException)
 from sqlext.log.actions import (Action, AddFile, CommitInfo, Metadata, Protocol,
                                 RemoveFile, SetTransaction, decode_path, serialize_commit)
 from sqlext.log.cleanup import cleanup_expired_logs
@@ -19,7 +20,7 @@ from sqlext.log.conflicts import (SERIALIZABLE, WRITE_SERIALIZABLE, ReadSet, Win
                                   check_conflicts, pruner_factory)
 from sqlext.log.protocol import check_writable
 from sqlext.log.pruning import parse_predicate
-from sqlext.log.segment import commit_name
+from sqlext.log.segment import commit_name, parse_listing
 from sqlext.log.snapshot import Snapshot
 
 log = logging.getLogger("sqlext")
@@ -128,28 +129,37 @@ class Transaction:
         if self.new_metadata is not None:
             head.append(self.new_metadata)
         body = head + actions
-        version = self.read_version + 1
         checked_up_to = self.read_version
+        version = self.read_version + 1
+        self.attempts += 1                  # attempts: the versions this commit aimed at
+        puts = 0
         pruners = pruner_factory(self.snapshot) if self.snapshot is not None else None
         while True:
-            self.attempts += 1
+            # Check the winners before the put, not only after losing it: log cleanup may have
+            # removed N+1.json, and a put-if-absent would then "win" below a newer checkpoint.
+            listing = self.log.listing()
+            latest = listing.latest_version
+            if latest is not None and latest > checked_up_to:
+                self._check_winners(listing, checked_up_to, pruners, removes, app_ids)
+                checked_up_to = latest
+            if checked_up_to + 1 != version:
+                version = checked_up_to + 1
+                self.attempts += 1
+            puts += 1
             commit_info = CommitInfo(self._with_ict(info, version))
             data = serialize_commit([commit_info, *body])
+            path = self.log.store.join(self.log.log_dir, commit_name(version))
             try:
-                self.log.store.write_if_absent(
-                    self.log.store.join(self.log.log_dir, commit_name(version)), data)
-                break
+                self.log.store.write_if_absent(path, data)
             except FileExistsError as exc:
-                if self.attempts > MAX_RETRIES:
+                if max(self.attempts, puts) > MAX_RETRIES:
                     raise ConcurrentModificationException(
                         f"table {self.log.name}: gave up after {self.attempts} attempts to commit "
                         f"(read version {self.read_version}); other writers kept winning. Retry "
                         "the operation later.") from exc
-            latest = self.log.listing().latest_version
-            for v in range(checked_up_to + 1, latest + 1):
-                self._check_winner(v, pruners, removes, app_ids)
-            checked_up_to = latest
-            version = latest + 1
+                continue
+            self._refuse_stray_commit(version, path)
+            break
         self.committed_version = version
         self._post_commit(version)
         return version
@@ -186,15 +196,55 @@ class Transaction:
                     f"table {self.log.name} is append-only (delta.appendOnly=true): this "
                     "operation would remove data. Set delta.appendOnly=false to allow it.")
 
-    def _check_winner(self, version: int, pruners, removes: set[str], app_ids: set[str]) -> None:
-        winner = WinningCommit(version, self.log.read_commit(version))
+    def _check_winners(self, listing, checked_up_to: int, pruners, removes: set[str],
+                       app_ids: set[str]) -> None:
+        """Check the commits after ``checked_up_to`` up to the listing's latest for conflicts."""
+        latest = listing.latest_version
         if self.snapshot is None:
             raise ProtocolChangedException(
-                f"table {self.log.name}: another writer created the table (version {version}) "
-                "while this transaction was creating it. Create the table ahead of time to avoid "
-                "this conflict, or retry against the existing table.")
-        check_conflicts(self.log.name, winner, self.reads, removes, app_ids,
-                        self.new_metadata is not None, self.isolation_level, pruners)
+                f"table {self.log.name}: another writer created the table (version {latest} is "
+                "there now) while this transaction was creating it. Create the table ahead of "
+                "time to avoid this conflict, or retry against the existing table.")
+        gone = [v for v in range(checked_up_to + 1, latest + 1) if v not in listing.commits]
+        if gone:
+            raise self._cleaned_up(gone, listing)
+        for v in range(checked_up_to + 1, latest + 1):
+            try:
+                winner = WinningCommit(v, self.log.read_commit(v))
+            except VersionNotFoundException:        # deleted since the listing
+                raise self._cleaned_up([v], self.log.listing()) from None
+            check_conflicts(self.log.name, winner, self.reads, removes, app_ids,
+                            self.new_metadata is not None, self.isolation_level, pruners)
+
+    def _cleaned_up(self, gone: list[int], listing) -> ConcurrentLogCleanupException:
+        newest_cp = max((c.version for c in listing.checkpoints), default=None)
+        where = f"; the log now starts from checkpoint {newest_cp}" if newest_cp is not None else ""
+        return ConcurrentLogCleanupException(
+            f"table {self.log.name}: this transaction read version {self.read_version}, but "
+            f"commits after it ({_span(gone)}) were removed by log cleanup{where}. They cannot be "
+            "checked for conflicts, so nothing was committed and the table is unchanged. Retry the "
+            "operation; to avoid this, keep delta.logRetentionDuration longer than the longest "
+            "transaction.")
+
+    def _refuse_stray_commit(self, version: int, path: str) -> None:
+        """Undo a put that landed below a checkpoint written before it: log cleanup removed the
+        winner's ``version`` between the check and the put, and no reader would see this commit."""
+        store = self.log.store
+        entries = {e.name: e for e in store.list_dir(self.log.log_dir) if not e.is_dir}
+        listing = parse_listing(list(entries.values()))
+        mine = listing.commits.get(version)
+        if mine is None:
+            return
+        # A checkpoint after this version that predates this file was built from another
+        # commit numbered ``version``: ours is a stray. (A checkpoint written after our put may
+        # include it legitimately; commit files are not compared, as delta-rs reuses one temp
+        # file for all its attempts, so a later winner's file can be older than ours.)
+        older = [c.version for c in listing.checkpoints if c.version > version and
+                 max(entries[p].modification_time for p in c.parts) < mine.modification_time]
+        if not older:
+            return
+        store.delete(path)
+        raise self._cleaned_up(list(range(self.read_version + 1, version + 1)), listing)
 
     def _post_commit(self, version: int) -> None:
         if version == 0:
@@ -214,6 +264,11 @@ class Transaction:
         except Exception as exc:  # noqa: BLE001 - expired log files can wait for the next checkpoint
             log.warning("table %s: checkpoint %s written but log cleanup failed: %s",
                         self.log.name, version, exc)
+
+
+def _span(versions: list[int]) -> str:
+    return (f"version {versions[0]}" if len(versions) == 1
+            else f"versions {versions[0]}..{versions[-1]}")
 
 
 def _stringify(values: dict) -> dict:

@@ -99,3 +99,14 @@ def log_bytes(path) -> dict[str, bytes]:
     """Every file of ``_delta_log`` with its content (to show a failed commit changed nothing)."""
     d = Path(path) / "_delta_log"
     return {name: (d / name).read_bytes() for name in sorted(os.listdir(d))}
+
+
+def age_commits(path, days_ago: float, versions=None) -> None:
+    """Give commit files (all, or those of ``versions``) an mtime ``days_ago`` days back, one
+    second apart in version order, so that log cleanup sees them as expired."""
+    log_dir = Path(path) / "_delta_log"
+    names = sorted(n for n in os.listdir(log_dir) if n.endswith(".json") and not n.startswith(".")
+                   and (versions is None or int(n[:20]) in versions))
+    base = time.time() - days_ago * 86_400
+    for i, name in enumerate(names):
+        os.utime(log_dir / name, (base + i, base + i))
