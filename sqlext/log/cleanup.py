@@ -12,7 +12,12 @@ versions need when the next checkpoint lies after the cut-off; sqlext never does
 
 Files are deleted oldest version first, so a cleanup killed half-way leaves a log that starts
 later, never one with a hole. Leftover temporary files of interrupted writes (``.<name>.<uuid>.tmp``)
-older than the cut-off are deleted too. Nothing outside ``_delta_log`` is touched.
+older than an hour are deleted too (a writer renames or links its temp file within moments, so an
+hour-old one belongs to a killed process). Nothing outside ``_delta_log`` is touched.
+
+A writer that read a version whose successors this cleanup deletes notices before its commit
+(see :mod:`sqlext.log.transaction`): it raises ``ConcurrentLogCleanupException`` instead of
+committing below the new checkpoint.
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ _VERSIONED = re.compile(r"^(\d{20})\.(?:json|crc|checkpoint\..*parquet|checkpoin
                         r"\d{20}\.compacted\.json)$")
 _COMPACTED = re.compile(r"^\d{20}\.(\d{20})\.compacted\.json$")
 _TMP = re.compile(r"^\..+\.[0-9a-f]{32}\.tmp$")
+STALE_TMP_MS = 3_600_000       # temp files of interrupted writes older than this are removed
 
 
 @dataclass
@@ -96,6 +102,7 @@ def cleanup_expired_logs(delta_log, snapshot: Snapshot, now_ms: int | None = Non
     ``delta_log`` is a :class:`sqlext.log.table.DeltaLog`; ``snapshot`` its latest snapshot
     (for the table properties).
     """
+    now_ms = int(time.time() * 1000) if now_ms is None else now_ms
     cutoff = expired_log_cutoff(snapshot, now_ms, truncate_to_day)
     if not cleanup_enabled(snapshot):
         return CleanupResult(cutoff, None)
@@ -113,7 +120,7 @@ def cleanup_expired_logs(delta_log, snapshot: Snapshot, now_ms: int | None = Non
         if anchor is not None and version is not None and version < anchor:
             # commits before checkpoints of the same version, oldest first
             doomed.append((version, 0 if e.name.endswith(".json") else 1, e.name))
-        elif _TMP.match(e.name) and e.modification_time <= cutoff:
+        elif _TMP.match(e.name) and e.modification_time <= now_ms - STALE_TMP_MS:
             doomed.append((-1, 0, e.name))
     for _, _, name in sorted(doomed):
         store.delete(store.join(delta_log.log_dir, name))

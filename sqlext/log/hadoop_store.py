@@ -63,7 +63,11 @@ class HadoopLogStore(LogStore):
     def write_if_absent(self, path: str, data: bytes) -> None:
         final = self._path(path)
         tmp = self._path(f"{final.getParent().toString()}/.{final.getName()}.{uuid.uuid4().hex}.tmp")
-        self._create(tmp.toString(), data, overwrite=False)
+        try:
+            self._create(tmp.toString(), data, overwrite=False)
+        except Exception:  # noqa: BLE001 - a full disk must not leave the temp file behind
+            self._delete_quietly(tmp)
+            raise
         fc = self._jvm.org.apache.hadoop.fs.FileContext.getFileContext(final.toUri(), self._conf)
         # rename(Path, Path, Options.Rename...) takes a Java array; py4j would pass a Python
         # list as a java.util.ArrayList, which matches no overload
@@ -73,10 +77,16 @@ class HadoopLogStore(LogStore):
         try:
             fc.rename(tmp, final, options)
         except Exception as exc:  # noqa: BLE001 - py4j raises its own error type
-            tmp.getFileSystem(self._conf).delete(tmp, False)
+            self._delete_quietly(tmp)
             if "FileAlreadyExistsException" in _java_class_name(exc) or "already exists" in str(exc):
                 raise FileExistsError(path) from exc
             raise
+
+    def _delete_quietly(self, p) -> None:
+        try:
+            p.getFileSystem(self._conf).delete(p, False)
+        except Exception:  # noqa: BLE001 - the original error matters more
+            pass
 
     def write(self, path: str, data: bytes) -> None:
         self._create(path, data, overwrite=True)

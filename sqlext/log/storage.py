@@ -69,10 +69,14 @@ class LocalLogStore(LogStore):
         directory, name = os.path.split(path)
         os.makedirs(directory, exist_ok=True)
         tmp = os.path.join(directory, f".{name}.{uuid.uuid4().hex}.tmp")
-        with open(tmp, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
+        try:
+            with open(tmp, "wb") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+        except BaseException:
+            _unlink_quietly(tmp)     # a full disk must not leave a half-written temp file behind
+            raise
         return tmp
 
     def write_if_absent(self, path: str, data: bytes) -> None:
@@ -84,7 +88,11 @@ class LocalLogStore(LogStore):
 
     def write(self, path: str, data: bytes) -> None:
         tmp = self._write_tmp(path, data)
-        os.replace(tmp, path)
+        try:
+            os.replace(tmp, path)
+        except BaseException:
+            _unlink_quietly(tmp)
+            raise
 
     def list_dir(self, path: str) -> list[FileStatus]:
         out = []
@@ -112,6 +120,13 @@ class LocalLogStore(LogStore):
 
     def mkdirs(self, path: str) -> None:
         os.makedirs(path, exist_ok=True)
+
+
+def _unlink_quietly(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
 
 
 def is_local(location: str) -> bool:

@@ -88,6 +88,13 @@ class DeltaLog:
         except FileNotFoundError as exc:
             raise VersionNotFoundException(
                 f"table {self.name}: commit file for version {version} does not exist") from exc
+        if not data.strip():
+            # never valid: a commit holds at least commitInfo or one action; an empty file is a
+            # write cut short, and reading it as "no change" would hide the loss
+            raise CorruptLogError(
+                f"table {self.name}: commit file {commit_name(version)} (version {version}) is "
+                f"empty ({len(data)} bytes) and cannot be replayed; restore it from a backup — "
+                "sqlext will not guess the table state")
         try:
             actions = parse_commit(data)
         except (ValueError, KeyError, TypeError) as exc:
@@ -121,7 +128,17 @@ class DeltaLog:
         """The table at ``version`` (the latest when None)."""
         listing = listing or self.listing()
         self._require_table(listing)
-        snap = self._load(listing, version)
+        try:
+            snap = self._load(listing, version)
+        except (VersionNotFoundException, CorruptLogError):
+            # Log cleanup may have deleted files between the listing and the read (commits and
+            # checkpoints that a newer checkpoint replaced): when the log changed meanwhile,
+            # list again and rebuild once from what is there now, the newest checkpoint.
+            fresh = self.listing()
+            if _same_files(fresh, listing):
+                raise
+            self._require_table(fresh)
+            snap = self._load(fresh, version)
         if check_protocol:
             check_readable(self.name, snap.version, snap.protocol, snap.metadata)
             snap.schema  # noqa: B018 - a schema that cannot be parsed is refused here, by name
@@ -300,6 +317,11 @@ class DeltaLog:
             listing = self.listing()
             snapshot = self.snapshot(listing=listing) if listing.latest_version is not None else None
         return Transaction(self, snapshot, isolation_level)
+
+
+def _same_files(a: LogListing, b: LogListing) -> bool:
+    return (a.commits.keys() == b.commits.keys()
+            and [c.parts for c in a.checkpoints] == [c.parts for c in b.checkpoints])
 
 
 @contextlib.contextmanager
