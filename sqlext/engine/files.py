@@ -165,3 +165,5 @@ def write_files(spark: SparkSession, df: DataFrame, log: DeltaLog, partition_col
         return out
     finally:
         storage_bridge.remove_tree(spark, staging)
+        # the shared parent too, unless a concurrent write is staging files in it
+        storage_bridge.remove_empty_dir(spark, log.store.join(log.location, STAGING_DIR))

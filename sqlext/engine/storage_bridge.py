@@ -49,6 +49,23 @@ def remove_tree(spark: SparkSession, path: str) -> None:
     p.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()).delete(p, True)
 
 
+def remove_empty_dir(spark: SparkSession, path: str) -> None:
+    """Delete a directory if it exists and is empty; otherwise leave it (no error)."""
+    if storage.is_local(path):
+        try:
+            os.rmdir(storage.normalize_location(path))
+        except OSError:
+            pass
+        return
+    jvm = spark.sparkContext._jvm
+    p = jvm.org.apache.hadoop.fs.Path(path)
+    try:
+        # not recursive: a non-empty directory raises (the FileSystem contract) and stays
+        p.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()).delete(p, False)
+    except Exception:  # noqa: BLE001 - py4j wraps PathIsNotEmptyDirectoryException
+        pass
+
+
 def list_files(spark: SparkSession, root: str) -> list[tuple[str, int, int]]:
     """(relative path, size, mtime ms) of every data file below ``root``, skipping hidden ones."""
     out = []

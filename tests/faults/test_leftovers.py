@@ -1,0 +1,44 @@
+"""No leftovers in the table root after writes (issue 12, section 3): the per-write staging
+directory and its shared parent ``_sqlext_staging`` are gone once a write ends, unless another
+write is still staging files there."""
+
+from __future__ import annotations
+
+import os
+
+import sqlext
+from sqlext import DeltaTable
+from tests.dml.dml_kit import SPARK_SCHEMA, rows_table
+from tests.engine.helpers import assert_readers_agree
+
+ROWS = [(i, i % 2, "r", i) for i in range(6)]
+
+
+def _root(path) -> list[str]:
+    return sorted(n for n in os.listdir(path) if n.startswith("_"))
+
+
+def test_no_staging_directory_after_writes_and_dml(spark, table_path):
+    sqlext.write(spark.createDataFrame(ROWS, SPARK_SCHEMA), str(table_path), partitionBy=["p"],
+                 configuration={"delta.enableChangeDataFeed": "true"})
+    assert _root(table_path) == ["_delta_log"]
+    sqlext.write(spark.createDataFrame([(6, 0, "new", 6)], SPARK_SCHEMA), str(table_path))
+    t = DeltaTable.forPath(spark, str(table_path))
+    t.delete("id = 1")
+    t.update("id = 2", {"s": "'u'"})
+    (t.alias("t").merge(spark.createDataFrame([(3, 1, "m", 3)], SPARK_SCHEMA).alias("s"),
+                        "t.id = s.id").whenMatchedUpdateAll().execute())
+    assert _root(table_path) == ["_change_data", "_delta_log"]
+    expected = [(0, 0, "r", 0), (2, 0, "u", 2), (3, 1, "m", 3), (4, 0, "r", 4), (5, 1, "r", 5),
+                (6, 0, "new", 6)]
+    assert_readers_agree(spark, table_path, rows_table(expected))
+
+
+def test_another_writes_staging_files_are_left_alone(spark, table_path):
+    sqlext.write(spark.createDataFrame(ROWS, SPARK_SCHEMA), str(table_path))
+    busy = table_path / "_sqlext_staging" / "0123456789abcdef0123456789abcdef"
+    busy.mkdir(parents=True)
+    (busy / "part-00000.parquet").write_bytes(b"in progress")
+    sqlext.write(spark.createDataFrame([(6, 0, "new", 6)], SPARK_SCHEMA), str(table_path))
+    assert os.listdir(busy) == ["part-00000.parquet"]
+    assert os.listdir(table_path / "_sqlext_staging") == [busy.name]
