@@ -24,6 +24,8 @@ from sqlext.log.table import DeltaLog
 
 #: id long, name string, part string (the partition column)
 SCHEMA = [Field("id", "long"), Field("name", "string"), Field("part", "string")]
+#: change feed on, log retention one day: commits aged two days are expired for log cleanup
+SHORT_RETENTION = {"delta.enableChangeDataFeed": "true", "delta.logRetentionDuration": "interval 1 day"}
 ARROW = {"long": pa.int64(), "integer": pa.int32(), "string": pa.string(), "double": pa.float64(),
          "date": pa.date32(), "timestamp": pa.timestamp("us", tz="UTC"), "boolean": pa.bool_()}
 

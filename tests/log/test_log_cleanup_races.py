@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from deltalake import DeltaTable, write_deltalake
 
@@ -20,11 +21,11 @@ from sqlext.errors import ConcurrentLogCleanupException, ConcurrentModificationE
 from sqlext.log.cleanup import cleanup_expired_logs
 from sqlext.log.storage import LocalLogStore
 from sqlext.log.table import DeltaLog
-from tests.log.kit import (age_commits, append, clear_caches, create_table, log_bytes, log_files,
-                           write_file)
+from tests.log.kit import (SHORT_RETENTION, age_commits, append, clear_caches, create_table,
+                           log_bytes, log_files, write_file)
 from tests.support import read_deltalake
 
-CONF = {"delta.enableChangeDataFeed": "true", "delta.logRetentionDuration": "interval 1 day"}
+CONF = SHORT_RETENTION
 
 
 @pytest.fixture(autouse=True)
@@ -52,10 +53,11 @@ def _ids(log: DeltaLog) -> list[int]:
 
 
 def _kernel_ids(log: DeltaLog) -> list[int]:
-    import pyarrow.parquet as pq
+    """The ids of the latest version as the kernel rebuilds it (pyarrow reads its files)."""
     clear_caches()
     snap = DeltaLog(log.location).snapshot()
-    return sorted(i for f in snap.files for i in pq.read_table(log.data_path(f.path))["id"].to_pylist())
+    return sorted(i for f in snap.files
+                  for i in pq.read_table(log.data_path(f.path))["id"].to_pylist())
 
 
 def _no_temp_files(log: DeltaLog) -> bool:

@@ -17,11 +17,11 @@ from sqlext.errors import CorruptLogError, SqlextError
 from sqlext.log.cleanup import cleanup_expired_logs
 from sqlext.log.storage import LocalLogStore
 from sqlext.log.table import DeltaLog
-from tests.log.kit import (age_commits, append, clear_caches, create_table, log_bytes, log_files,
-                           write_file)
+from tests.log.kit import (SHORT_RETENTION, age_commits, append, clear_caches, create_table,
+                           log_bytes, log_files, write_file)
 from tests.support import deltalake_add_paths
 
-CONF = {"delta.enableChangeDataFeed": "true", "delta.logRetentionDuration": "interval 1 day"}
+CONF = SHORT_RETENTION
 
 
 @pytest.fixture(autouse=True)
