@@ -42,6 +42,11 @@ class LogStore(ABC):
     def list_dir(self, path: str) -> list[FileStatus]:
         """The entries of a directory; raises FileNotFoundError when it is missing."""
 
+    def list_names(self, path: str) -> list[str]:
+        """The names of a directory's entries (cheaper than :meth:`list_dir` where a status
+        costs a call per file); raises FileNotFoundError when it is missing."""
+        return [e.name for e in self.list_dir(path)]
+
     @abstractmethod
     def exists(self, path: str) -> bool:
         """Whether a file or directory exists at ``path``."""
@@ -105,6 +110,9 @@ class LocalLogStore(LogStore):
                 out.append(FileStatus(entry.name, st.st_size, st.st_mtime_ns // 1_000_000,
                                       entry.is_dir(follow_symlinks=False)))
         return out
+
+    def list_names(self, path: str) -> list[str]:
+        return os.listdir(path)
 
     def exists(self, path: str) -> bool:
         return os.path.exists(path)

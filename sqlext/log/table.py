@@ -17,7 +17,7 @@ from sqlext.log.protocol import check_readable
 from sqlext.log.segment import (LogListing, checkpoint_name, commit_name, parse_listing,
                                 segment_for)
 from sqlext.log.snapshot import Replayer, Snapshot
-from sqlext.log.storage import LogStore, is_local, normalize_location, store_for
+from sqlext.log.storage import FileStatus, LogStore, is_local, normalize_location, store_for
 
 DEFAULT_CHECKPOINT_INTERVAL = 10
 
@@ -60,6 +60,15 @@ class DeltaLog:
             listing = LogListing()
         self._check_identity(listing)
         return listing
+
+    def version_listing(self) -> LogListing:
+        """Which commits and checkpoints ``_delta_log`` holds, from names alone (no sizes or
+        times; cheaper than :meth:`listing`), for checks that need only the versions."""
+        try:
+            names = self.store.list_names(self.log_dir)
+        except FileNotFoundError:
+            return LogListing()
+        return parse_listing([FileStatus(n, 0, 0) for n in names])
 
     def _check_identity(self, listing: LogListing) -> None:
         first = listing.earliest_commit
