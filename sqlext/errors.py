@@ -39,6 +39,11 @@ class UnsupportedTableFeatureError(SqlextError):
     """The table needs a reader or writer feature sqlext does not implement."""
 
 
+class CommitFailedError(SqlextError):
+    """The file system refused to write a commit (a full disk, a quota, permissions); nothing
+    was committed."""
+
+
 class DeltaFileNotFoundError(SqlextError):
     """A data or change file the log refers to is missing (removed by VACUUM, or lost)."""
 

@@ -10,18 +10,14 @@ import json
 import time
 from dataclasses import dataclass, field
 
-from py4j.protocol import Py4JJavaError
-from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from sqlext.engine.commit_metadata import user_metadata as resolve_user_metadata
-from sqlext.engine.conditions import RUNTIME_ERROR_MARK
-
+from sqlext.engine import spark_jobs
 from sqlext.engine.schemas import spark_schema
 from sqlext.engine.write import engine_info
-from sqlext.errors import (InvariantViolationError, SqlextError, TableNotFoundError,
-                           UnsupportedOperationError)
+from sqlext.errors import TableNotFoundError, UnsupportedOperationError
 from sqlext.log.protocol import check_readable, check_writable
 from sqlext.log.snapshot import Snapshot
 from sqlext.log.table import DeltaLog
@@ -76,20 +72,8 @@ def spark_job_errors(log: DeltaLog, snapshot: Snapshot, operation: str):
     """Turn a failed Spark job of the statement into a sqlext error (nothing is committed then):
     :class:`InvariantViolationError` for sqlext's own row checks (NOT NULL, values that do not
     fit their column), :class:`SqlextError` for anything else (e.g. an ANSI cast error)."""
-    try:
+    with spark_jobs.spark_job_errors(log.name, snapshot.version, operation):
         yield
-    except (PySparkException, Py4JJavaError) as exc:
-        text = str(exc)
-        start = text.find(RUNTIME_ERROR_MARK)
-        if start >= 0:
-            message = text[start + len(RUNTIME_ERROR_MARK):].strip().splitlines()[0]
-            message = message.split(" SQLSTATE:")[0].rstrip(". ")
-            raise InvariantViolationError(f"{message}. Nothing was committed; the table is "
-                                          "unchanged.") from exc
-        first = next((line for line in text.strip().splitlines() if line.strip()), repr(exc))
-        raise SqlextError(f"table {log.name}, version {snapshot.version}: {operation} failed "
-                          f"while Spark evaluated it: {first.strip()[:500]}. Nothing was "
-                          "committed; the table is unchanged.") from exc
 
 
 # the most recently used empty table frames (a frame is immutable; building one costs a few

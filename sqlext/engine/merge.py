@@ -42,7 +42,8 @@ from sqlext.engine.merge_prune import analyse_on, summarize_source
 from sqlext.engine.optimize import conf_bytes
 from sqlext.engine.plain_parquet import local_parquet_files
 from sqlext.engine.rewrite import discard, total_records
-from sqlext.engine.scan import FILE_COLUMN, local_frame, scan
+from sqlext.engine.post_commit import result_row
+from sqlext.engine.scan import FILE_COLUMN, scan
 from sqlext.engine.write import engine_info
 from sqlext.errors import AnalysisException, MultipleSourceRowMatchError
 from sqlext.log.actions import AddFile, decode_path
@@ -118,14 +119,14 @@ class MergeResult:
     version: int | None
     metrics: dict[str, int] = field(default_factory=dict)
 
+    table: str = ""
     def summary(self, spark: SparkSession) -> DataFrame:
         """delta-spark's one-row result of ``execute()``."""
         m = self.metrics
         updated, deleted = m.get("numTargetRowsUpdated", 0), m.get("numTargetRowsDeleted", 0)
         inserted = m.get("numTargetRowsInserted", 0)
-        # a local relation: collecting it runs no Spark job
-        return local_frame(spark, [(updated + deleted + inserted, updated, deleted, inserted)],
-                           RESULT_SCHEMA)
+        return result_row(spark, (updated + deleted + inserted, updated, deleted, inserted),
+                          RESULT_SCHEMA, table=self.table, version=self.version)
 
 
 @dataclass
@@ -197,7 +198,7 @@ class _Merge:
         version = self.txn.commit(actions, OPERATION, plan.parameters(), self.metrics,
                                   resolve_user_metadata(self.spark),
                                   engine_info(self.spark))
-        return MergeResult(version, self.metrics)
+        return MergeResult(version, self.metrics, self.log.name)
 
     # --- 2. candidate files ------------------------------------------------------------------
 

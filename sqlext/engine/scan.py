@@ -9,6 +9,7 @@ change feed's commit version); files whose names repeat are read by separate sca
 from __future__ import annotations
 
 import datetime as _dt
+import inspect
 import os
 from collections import defaultdict
 from dataclasses import dataclass
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
+from pyspark.sql.utils import AnalysisException as SparkAnalysisException
 
 from sqlext.engine.schemas import data_schema, spark_schema
 from sqlext.errors import DeltaFileNotFoundError
@@ -61,8 +63,18 @@ def scan(spark: SparkSession, log: DeltaLog, snapshot: Snapshot, files: list[Add
     extra = [T.StructField(FILE_COLUMN, T.StringType(), False)] if with_file_column else []
     reads = [FileRead(f.path, f.partition_values, (f.path,) if with_file_column else ())
              for f in files]
-    return read_files(spark, log, spark_schema(snapshot.metadata.schema_string),
-                      snapshot.partition_columns, reads, extra)
+    try:
+        return read_files(spark, log, spark_schema(snapshot.metadata.schema_string),
+                          snapshot.partition_columns, reads, extra)
+    except SparkAnalysisException as exc:
+        if "PATH_NOT_FOUND" not in str(exc):
+            raise
+        # a file vanished between the check above and Spark's listing: VACUUM ran meanwhile
+        raise DeltaFileNotFoundError(
+            f"table {log.name}, version {snapshot.version}: a data file of this version was "
+            f"deleted while the read started (a concurrent VACUUM, or lost): "
+            f"{str(exc).splitlines()[0][:300]}. Read again: the latest version, or a version "
+            "within the table's delta.deletedFileRetentionDuration, is complete.") from exc
 
 
 @dataclass(frozen=True)
@@ -118,11 +130,21 @@ def local_frame(spark: SparkSession, rows: list[tuple], schema: T.StructType) ->
     """A small DataFrame of ``rows`` held in the plan itself (a local relation, passed through
     Arrow) rather than an RDD of pickled Python rows, as ``createDataFrame`` of a list makes."""
     import pyarrow as pa
+
+    table = pa.Table.from_pylist([dict(zip(schema.names, r)) for r in rows],
+                                 schema=arrow_schema(schema))
+    return spark.createDataFrame(table)
+
+
+def arrow_schema(schema: T.StructType):
+    """PySpark's Arrow schema for ``schema``, timestamps in UTC, on every PySpark 4.x:
+    ``to_arrow_schema`` gained its ``timezone`` argument after 4.0 (4.0's maps timestamps to
+    UTC by itself and raises TypeError when given one)."""
     from pyspark.sql.pandas.types import to_arrow_schema
 
-    arrow = to_arrow_schema(schema, timezone="UTC")
-    table = pa.Table.from_pylist([dict(zip(schema.names, r)) for r in rows], schema=arrow)
-    return spark.createDataFrame(table)
+    if "timezone" in inspect.signature(to_arrow_schema).parameters:
+        return to_arrow_schema(schema, timezone="UTC")
+    return to_arrow_schema(schema)
 
 
 def _quoted(name: str) -> str:

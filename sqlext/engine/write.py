@@ -17,10 +17,12 @@ from sqlext.engine.commit_metadata import user_metadata as resolve_user_metadata
 from sqlext.engine.files import write_files
 from sqlext.engine.partitions import files_matching_partition_predicate
 from sqlext.engine.rewrite import delete_matching_rows, write_changes
+from sqlext.engine.post_commit import after_commit
 from sqlext.engine.scan import _pv
 from sqlext.engine.schemas import plan_write, spark_schema
 from sqlext.engine.session import prepare
 from sqlext.errors import (AnalysisException, InvariantViolationError, ProtocolChangedException,
+from sqlext.engine.spark_jobs import spark_job_errors
                            SchemaMismatchError, SqlextError, TableAlreadyExistsError)
 from sqlext.log.actions import Metadata, SetTransaction
 from sqlext.log.protocol import protocol_for_new_table, upgrade_for_configuration
@@ -141,33 +143,35 @@ def _write_once(spark, df, ref: TableRef, mode, partition_by, replace_where, mer
     effective = metadata or snapshot.metadata
     cdf = str(effective.configuration.get("delta.enableChangeDataFeed", "false")).lower() == "true"
 
-    # rows outside replaceWhere are refused before anything is written
-    condition = None
-    if replace_where is not None:
-        condition = spark_condition(replace_where, ref.display)
-        _check_condition(data, condition, replace_where, ref.display)
-        violations = data.filter(~condition.eqNullSafe(F.lit(True))).limit(1).collect()
-        if violations:
-            raise InvariantViolationError(
-                f"table {ref.display}: written data contains rows that do not satisfy the "
-                f"replaceWhere predicate {replace_where!r}, e.g. {violations[0].asDict()}. "
-                "Nothing was written.")
+    at_version = snapshot.version if snapshot is not None else None
+    with spark_job_errors(ref.display, at_version, operation or "WRITE"):
+        # rows outside replaceWhere are refused before anything is written
+        condition = None
+        if replace_where is not None:
+            condition = spark_condition(replace_where, ref.display)
+            _check_condition(data, condition, replace_where, ref.display)
+            violations = data.filter(~condition.eqNullSafe(F.lit(True))).limit(1).collect()
+            if violations:
+                raise InvariantViolationError(
+                    f"table {ref.display}: written data contains rows that do not satisfy the "
+                    f"replaceWhere predicate {replace_where!r}, e.g. {violations[0].asDict()}. "
+                    "Nothing was written.")
 
-    written = write_files(spark, data, log, pcols, plan.table_schema)
-    removed, rewritten, changes, extra_metrics = [], [], [], {}
-    if snapshot is not None and mode == "overwrite":
-        if condition is not None:
-            removed, rewritten, changes, extra_metrics = _replace_where(
-                spark, log, snapshot, txn, condition, replace_where, cdf, data)
-        elif pcols and _dynamic(spark, partition_overwrite_mode) and not replace_schema:
-            # "" is null in the log too (delta-rs writes it); names match case-insensitively
-            written_parts = {tuple(_pv(w, c) or None for c in pcols) for w in written}
-            removed = [f for f in snapshot.files
-                       if tuple(_pv(f, c) or None for c in pcols) in written_parts]
-            txn.read_whole_table()
-        else:
-            removed = snapshot.files
-            txn.read_whole_table()
+        written = write_files(spark, data, log, pcols, plan.table_schema)
+        removed, rewritten, changes, extra_metrics = [], [], [], {}
+        if snapshot is not None and mode == "overwrite":
+            if condition is not None:
+                removed, rewritten, changes, extra_metrics = _replace_where(
+                    spark, log, snapshot, txn, condition, replace_where, cdf, data)
+            elif pcols and _dynamic(spark, partition_overwrite_mode) and not replace_schema:
+                # "" is null in the log too (delta-rs writes it); names match case-insensitively
+                written_parts = {tuple(_pv(w, c) or None for c in pcols) for w in written}
+                removed = [f for f in snapshot.files
+                           if tuple(_pv(f, c) or None for c in pcols) in written_parts]
+                txn.read_whole_table()
+            else:
+                removed = snapshot.files
+                txn.read_whole_table()
 
     actions = []
     if app_id is not None:
@@ -193,7 +197,8 @@ def _write_once(spark, df, ref: TableRef, mode, partition_by, replace_where, mer
                          resolve_user_metadata(spark, user_metadata),
                          engine_info(spark))
     if ref.name and (snapshot is None or ref.managed):
-        Catalog(spark).register(ref)
+        after_commit(ref.display, version, "registering the table's name in the catalog",
+                     lambda: Catalog(spark).register(ref))
     return version
 
 

@@ -10,6 +10,7 @@ import time
 import uuid
 from typing import Iterable
 
+from sqlext.errors import CommitFailedError
 from sqlext.errors import (ConcurrentLogCleanupException, ConcurrentModificationException,
                            ProtocolChangedException, SqlextError, UnsupportedOperationError,
                            VersionNotFoundException)
@@ -162,6 +163,12 @@ class Transaction:
                         f"(read version {self.read_version}); other writers kept winning. Retry "
                         "the operation later.") from exc
                 continue
+            except OSError as exc:            # a full disk (ENOSPC), a quota, permissions
+                raise CommitFailedError(
+                    f"table {self.log.name}: could not write commit {version} (read version "
+                    f"{self.read_version}): {exc.strerror or exc}. Nothing was committed; the "
+                    "table is unchanged. Free space on the table's file system (or fix its "
+                    "permissions) and run the operation again.") from exc
             self._refuse_stray_commit(version, path)
             break
         self.committed_version = version

@@ -15,10 +15,13 @@ from sqlglot import exp
 
 from sqlext.delta_table import DeltaTable
 from sqlext.engine.catalog import TableRef
+from sqlext.engine.delete import delete
+from sqlext.engine.post_commit import result_row
 from sqlext.engine.read import resolve_snapshot
 from sqlext.engine.schemas import spark_schema
+from sqlext.engine.update import update
 from sqlext.engine.write import write
-from sqlext.errors import AnalysisException, UnsupportedOperationError
+from sqlext.errors import AnalysisException, TableNotFoundError, UnsupportedOperationError
 from sqlext.log.table import DeltaLog
 from sqlext.sql import plan as P
 from sqlext.sql.assign import assign, check_not_null
@@ -77,24 +80,12 @@ class _Expressions:
         return P.bound(spark, self.rewriter.bindings)
 
 
-def _affected(spark: SparkSession, ref: TableRef, before: int, names: dict[str, str]) -> DataFrame:
-    """delta-spark's result row for DML: ``num_affected_rows`` and friends, from the metrics of
-    the commit the statement made (zeros when it committed nothing)."""
-    log = DeltaLog(ref.location, name=ref.display)
-    metrics: dict[str, int] = {}
-    latest = log.listing().latest_version
-    if latest is not None and latest > before:
-        info = log.commit_info(latest)
-        values = (info.values.get("operationMetrics") or {}) if info is not None else {}
-        metrics = {k: int(v) for k, v in values.items() if str(v).lstrip("-").isdigit()}
-    row = [sum(metrics.get(m, 0) for m in metric.split("+")) for metric in names.values()]
-    schema = T.StructType([T.StructField(n, T.LongType()) for n in names])
-    return spark.createDataFrame([row], schema)
-
-
-def _version(ref: TableRef) -> int:
-    version = DeltaLog(ref.location, name=ref.display).listing().latest_version
-    return -1 if version is None else version
+def _affected(spark: SparkSession, metrics: dict, names: dict[str, str]) -> DataFrame:
+    """delta-spark's result row for DML: ``num_affected_rows`` and friends, from the metrics the
+    statement's own command returned (zeros when it committed nothing). Never read back from the
+    log: by then another writer may have committed a newer version."""
+    row = [sum(int(metrics.get(m, 0) or 0) for m in metric.split("+")) for metric in names.values()]
+    return result_row(spark, row, T.StructType([T.StructField(n, T.LongType()) for n in names]))
 
 
 # --- INSERT -----------------------------------------------------------------------------------
@@ -220,10 +211,9 @@ def plan_delete(resolver: Resolver, stmt: exp.Delete) -> P.Plan | None:
     spark, alias = resolver.spark, _alias(table)
 
     def run():
-        before = _version(ref)
         with exprs.bound(spark):
-            _table(spark, ref, alias).delete(condition)
-        return _affected(spark, ref, before, {"num_affected_rows": "numDeletedRows"})
+            result = delete(spark, _log(ref), condition, alias=alias)
+        return _affected(spark, result.metrics, {"num_affected_rows": "numDeletedRows"})
 
     return P.Plan(run, condition, exprs.labels)
 
@@ -242,10 +232,9 @@ def plan_update(resolver: Resolver, stmt: exp.Update) -> P.Plan | None:
     spark = resolver.spark
 
     def run():
-        before = _version(ref)
         with exprs.bound(spark):
-            _table(spark, ref, alias).update(condition, assignments)
-        return _affected(spark, ref, before, {"num_affected_rows": "numUpdatedRows"})
+            result = update(spark, _log(ref), condition, assignments, alias=alias)
+        return _affected(spark, result.metrics, {"num_affected_rows": "numUpdatedRows"})
 
     return P.Plan(run, condition, exprs.labels)
 
@@ -270,6 +259,15 @@ def plan_truncate(resolver: Resolver, stmt: exp.TruncateTable) -> P.Plan | None:
 def _table(spark: SparkSession, ref: TableRef, alias: str | None) -> DeltaTable:
     table = DeltaTable(spark, ref)
     table._require()
+def _log(ref: TableRef) -> DeltaLog:
+    """The log of an existing table (TableNotFoundError when there is none)."""
+    log = DeltaLog(ref.location, name=ref.display)
+    if not log.exists():
+        raise TableNotFoundError(f"{ref.display} is not a Delta table (no _delta_log at "
+                                 f"{ref.location})")
+    return log
+
+
     return table.alias(alias) if alias else table
 
 

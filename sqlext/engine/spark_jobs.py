@@ -1,0 +1,52 @@
+"""Failed Spark jobs as sqlext errors: a command's data work runs in Spark, and what Spark raises
+(``Py4JJavaError``, ``PySparkException``) is turned into a :class:`~sqlext.errors.SqlextError`
+naming the table, the version and what to do. Nothing is committed when one is raised.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+from py4j.protocol import Py4JJavaError
+from pyspark.errors import PySparkException
+
+from sqlext.engine.conditions import RUNTIME_ERROR_MARK
+from sqlext.errors import InvariantViolationError, SqlextError
+
+_DISK_FULL = ("No space left on device", "ENOSPC", "Disk quota exceeded")
+
+
+def _first_line(text: str, exc: BaseException) -> str:
+    return next((line for line in text.strip().splitlines() if line.strip()), repr(exc)).strip()
+
+
+def spark_error(exc: BaseException, table: str, version: int | None, operation: str) -> SqlextError:
+    """The sqlext error for a failed Spark job of ``operation`` on ``table`` at ``version``
+    (None: the table does not exist yet): :class:`InvariantViolationError` for sqlext's own row
+    checks, :class:`SqlextError` for anything else, saying so when the disk is full."""
+    text = str(exc)
+    start = text.find(RUNTIME_ERROR_MARK)
+    if start >= 0:
+        message = text[start + len(RUNTIME_ERROR_MARK):].strip().splitlines()[0]
+        message = message.split(" SQLSTATE:")[0].rstrip(". ")
+        return InvariantViolationError(f"{message}. Nothing was committed; the table is "
+                                       "unchanged.")
+    at = f"table {table}, version {version}" if version is not None else \
+        f"table {table} (not created yet)"
+    if any(mark in text for mark in _DISK_FULL):
+        return SqlextError(f"{at}: {operation} failed: the file system ran out of space while "
+                           "Spark wrote the data files (No space left on device). Nothing was "
+                           "committed; the table is unchanged. Free space (VACUUM removes files "
+                           "no version needs) and run it again.")
+    return SqlextError(f"{at}: {operation} failed while Spark evaluated it: "
+                       f"{_first_line(text, exc)[:500]}. Nothing was committed; the table is "
+                       "unchanged.")
+
+
+@contextlib.contextmanager
+def spark_job_errors(table: str, version: int | None, operation: str):
+    """Raise what :func:`spark_error` makes of a failed Spark job in the block."""
+    try:
+        yield
+    except (PySparkException, Py4JJavaError) as exc:
+        raise spark_error(exc, table, version, operation) from exc
