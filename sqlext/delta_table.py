@@ -107,6 +107,18 @@ class DeltaTable:
         return table
 
     @classmethod
+    def convertToDelta(cls, sparkSession: SparkSession, identifier: str,
+                       partitionSchema=None) -> "DeltaTable":
+        """Make the parquet files of ``parquet.`/dir``` version 0 of a Delta table in place,
+        without rewriting them (statistics from their footers); ``partitionSchema`` (a
+        StructType or ``"col type, ..."``) reads partition values from Hive-style ``col=value``
+        directories. A directory that is already a Delta table is returned as it is."""
+        from sqlext.engine.convert import convert_to_delta, parquet_location
+        location = parquet_location(identifier)
+        convert_to_delta(sparkSession, location, partitionSchema)
+        return cls.forPath(sparkSession, location)
+
+    @classmethod
     def isDeltaTable(cls, sparkSession: SparkSession, identifier: str) -> bool:
         """Whether a path (or name) holds a Delta table."""
         try:

@@ -8,6 +8,12 @@ data directories goes: files of versions older than the retention, ``_change_dat
 versions, and orphans of failed writes, including leftovers under sqlext's staging directory
 ``_sqlext_staging``. Directories left empty are removed too.
 
+Only files of the kinds Delta writers leave are judged (``.parquet`` data and change files,
+``deletion_vector_*.bin``, anything under ``_sqlext_staging``): any other file in the directory
+stays, whatever its age. sqlext never creates a table in a directory holding files it did not
+write (:mod:`sqlext.engine.convert`), so unreferenced parquet files there are its own orphans or
+files the table removed.
+
 Never touched: ``_delta_log``; hidden entries (names starting with ``.`` or ``_``) other than
 ``_change_data``, ``_sqlext_staging`` and ``<partition column>=...`` directories; anything
 outside the table directory (absolute paths in the log are ignored); symbolic links, which are
@@ -120,6 +126,15 @@ def _hidden(name: str, partition_columns: list[str]) -> bool:
     if not name.startswith((".", "_")):
         return False
     return not any(name.startswith(f"{c}=") for c in partition_columns)
+
+
+def _written_by_delta(rel: str) -> bool:
+    """Whether an unreferenced file is of a kind Delta writers leave behind (data and change
+    files, deletion vectors, anything in sqlext's staging directory). Other files (a README, a
+    CSV someone put there) are never deleted: no table wrote them."""
+    name = rel.rsplit("/", 1)[-1]
+    return (rel.startswith(STAGING_DIR + "/") or name.endswith(".parquet")
+            or (name.startswith("deletion_vector_") and name.endswith(".bin")))
 
 
 @dataclass
@@ -295,7 +310,7 @@ def collect_garbage(log_: DeltaLog, retention_hours: float | None = None, dry_ru
         entries = _local_entries(log_.location) if local else _store_entries(log_)
         listing = _list(entries, snapshot.partition_columns)
         candidates = [(rel, size, mtime) for rel, size, mtime in listing.files
-                      if mtime < cutoff and rel not in keep]
+                      if mtime < cutoff and rel not in keep and _written_by_delta(rel)]
     # files committed while we listed (their mtime is recent, but a retention of 0 would not
     # protect them): re-read the latest version and keep its files too
     latest = log_.snapshot()

@@ -14,6 +14,7 @@ from pyspark.sql.utils import AnalysisException as SparkAnalysisException
 
 from sqlext.engine.catalog import Catalog, TableRef
 from sqlext.engine.commit_metadata import user_metadata as resolve_user_metadata
+from sqlext.engine.convert import require_empty_location
 from sqlext.engine.files import write_files
 from sqlext.engine.partitions import files_matching_partition_predicate
 from sqlext.engine.rewrite import delete_matching_rows, write_changes
@@ -108,6 +109,8 @@ def _write_once(spark, df, ref: TableRef, mode, partition_by, replace_where, mer
     snapshot = log.snapshot(listing=listing) if exists else None
     if not exists and ref.name:
         Catalog(spark).require_schema(ref.schema)    # before any file is written
+    if not exists:
+        require_empty_location(log)                  # never a table over someone's files
     if snapshot is not None and app_id is not None:
         done = snapshot.txn_version(app_id)
         if done is not None and done >= app_version:

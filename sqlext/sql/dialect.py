@@ -70,6 +70,7 @@ class Sqlext(Spark):
             "VACUUM": lambda self: self._parse_vacuum(),
             "OPTIMIZE": lambda self: self._parse_optimize(),
             "RESTORE": lambda self: self._parse_restore(),
+            "CONVERT": lambda self: self._parse_convert(),
         }
 
         SHOW_PARSERS = {
@@ -133,6 +134,17 @@ class Sqlext(Spark):
             if not version or version.text("kind") != "AS OF":
                 self.raise_error("Expected VERSION AS OF <version> or TIMESTAMP AS OF <timestamp>")
             return self.expression(nodes.Restore(this=table, version=version))
+
+        def _parse_convert(self) -> nodes.ConvertToDelta:
+            if not self._match_text_seq("TO", "DELTA"):
+                self.raise_error("Expected CONVERT TO DELTA parquet.`/path`")
+            table = self._parse_table_parts(schema=True)
+            no_statistics = self._match_text_seq("NO", "STATISTICS")
+            partitions = None
+            if self._match(TokenType.PARTITION_BY):
+                partitions = self._parse_wrapped_csv(self._parse_field_def)
+            return self.expression(nodes.ConvertToDelta(this=table, partitions=partitions,
+                                                        no_statistics=no_statistics))
 
         def _parse_describe(self) -> exp.Expr:
             word = self._curr.text.upper()

@@ -90,3 +90,25 @@ def plan_optimize(resolver: Resolver, stmt: nodes.Optimize) -> P.Plan:
         return builder.executeZOrderBy(*zorder) if zorder else builder.executeCompaction()
 
     return P.Plan(run)
+
+
+def plan_convert(resolver: Resolver, stmt: nodes.ConvertToDelta) -> P.Plan:
+    """``CONVERT TO DELTA parquet.`/dir` [NO STATISTICS] [PARTITIONED BY (col type, ...)]``."""
+    table = stmt.this
+    if table.text("db").lower() != "parquet" or table.args.get("catalog"):
+        raise UnsupportedOperationError(
+            f"CONVERT TO DELTA {label(table)}: only directories of parquet files can be "
+            "converted; write CONVERT TO DELTA parquet.`/path/to/dir`")
+    location = table.name
+    partitions = stmt.args.get("partitions") or []
+    schema = ", ".join(f"{c.this.sql(dialect='spark')} {c.args['kind'].sql(dialect='spark')}"
+                       for c in partitions) or None
+    stats = not stmt.args.get("no_statistics")
+    spark = resolver.spark
+
+    def run():
+        from sqlext.engine.convert import convert_to_delta
+        convert_to_delta(spark, location, schema, collect_stats=stats)
+        return None
+
+    return P.Plan(run)

@@ -117,6 +117,18 @@ class Restore(exp.Expression):
     arg_types = {"this": True, "version": True}
 
 
+class ConvertToDelta(exp.Expression):
+    """``CONVERT TO DELTA parquet.`/dir` [NO STATISTICS] [PARTITIONED BY (col type, ...)]``.
+
+    Args:
+        this: the table, ``parquet.`/dir``` (``db`` is ``parquet``, ``this`` the path).
+        partitions: list of :class:`sqlglot.exp.ColumnDef` (name and type), or absent.
+        no_statistics: bool.
+    """
+
+    arg_types = {"this": True, "partitions": False, "no_statistics": False}
+
+
 class MergeInto(exp.Merge):
     """sqlglot's ``exp.Merge`` plus ``schema_evolution`` (``MERGE WITH SCHEMA EVOLUTION INTO``).
 
@@ -246,6 +258,16 @@ def _restore_sql(gen: Generator, e: Restore) -> str:
     return f"RESTORE TABLE {gen.sql(e, 'this')} TO {gen.sql(e, 'version')}"
 
 
+def _convert_sql(gen: Generator, e: ConvertToDelta) -> str:
+    sql = f"CONVERT TO DELTA {gen.sql(e, 'this')}"
+    if e.args.get("no_statistics"):
+        sql += " NO STATISTICS"
+    partitions = e.args.get("partitions")
+    if partitions:
+        sql += f" PARTITIONED BY ({', '.join(gen.sql(c) for c in partitions)})"
+    return sql
+
+
 def _merge_into_sql(gen: Generator, e: MergeInto) -> str:
     if not e.args.get("schema_evolution"):
         return gen.merge_sql(e)
@@ -268,6 +290,7 @@ GENERATORS: dict[type[exp.Expr], t.Callable[..., str]] = {
     Vacuum: _vacuum_sql,
     Optimize: _optimize_sql,
     Restore: _restore_sql,
+    ConvertToDelta: _convert_sql,
     MergeInto: _merge_into_sql,
     exp.Property: _property_sql,
 }

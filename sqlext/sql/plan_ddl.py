@@ -19,6 +19,8 @@ from sqlglot import exp
 
 from sqlext.engine.catalog import TableRef
 from sqlext.engine.commit_metadata import user_metadata as resolve_user_metadata
+from sqlext.engine.convert import require_empty_location
+from sqlext.engine.post_commit import after_commit
 from sqlext.engine.schemas import same_type, spark_schema
 from sqlext.engine.write import DEFAULT_NEW_TABLE_CONFIGURATION, engine_info, write
 from sqlext.errors import (AnalysisException, ConcurrentModificationException,
@@ -193,7 +195,8 @@ def _create(resolver: Resolver, spec: CreateSpec):
                                           "writer") from exc
         raise
     if ref.name:
-        catalog.register(ref)
+        after_commit(ref.display, None, "registering the table's name in the catalog",
+                     lambda: catalog.register(ref))
     return None
 
 
@@ -227,6 +230,8 @@ def _commit_schema(spark: SparkSession, log: DeltaLog, ref: TableRef, schema: T.
     """Commit a table with ``schema`` and no rows: version 0, or a replacing version."""
     pcols = _partition_columns(spec, schema)
     snapshot = log.snapshot() if log.exists() else None
+    if snapshot is None:
+        require_empty_location(log)            # never a table over someone's files
     txn = log.start_transaction(snapshot)
     if snapshot is None:
         conf = {**DEFAULT_NEW_TABLE_CONFIGURATION, **spec.properties}
