@@ -55,6 +55,11 @@ class AnalysisException(SqlextError):
     """A statement or call refers to something that does not exist or does not type-check."""
 
 
+class NonEmptyLocationError(AnalysisException):
+    """A table would be created in a directory that holds files but no Delta table; the message
+    names the files and how to adopt them (``CONVERT TO DELTA``)."""
+
+
 class SchemaMismatchError(AnalysisException):
     """The data written does not match the table's schema and no schema change was allowed."""
 

@@ -20,7 +20,7 @@ from pyspark.sql import types as T
 from sqlext.engine import storage_bridge
 from sqlext.engine.commit_metadata import user_metadata
 from sqlext.engine.files import HIVE_NULL, STAGING_DIR
-from sqlext.errors import AnalysisException, SqlextError
+from sqlext.errors import AnalysisException, NonEmptyLocationError, SqlextError
 from sqlext.log.actions import AddFile, Metadata, encode_path
 from sqlext.log.protocol import protocol_for_new_table
 from sqlext.log.schema import parse_partition_value, parse_schema
@@ -36,10 +36,6 @@ _SQLEXT_FILE = re.compile(r"^(part|cdc)-\d{5}-[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a
                           r"\.c000\.snappy\.parquet$")
 _IN_FLIGHT_MS = 3_600_000
 _SHOWN = 5
-
-
-class NonEmptyLocationError(AnalysisException):
-    """A table would be created in a directory that holds files but no Delta table."""
 
 
 def _walk(log: DeltaLog, limit: int) -> list[tuple[str, int]]:

@@ -41,8 +41,8 @@ from sqlext.engine.merge_plan import (CLAUSE, COPY, DELETE, INSERT, KIND, OPERAT
 from sqlext.engine.merge_prune import analyse_on, summarize_source
 from sqlext.engine.optimize import conf_bytes
 from sqlext.engine.plain_parquet import local_parquet_files
-from sqlext.engine.rewrite import discard, total_records
 from sqlext.engine.post_commit import result_row
+from sqlext.engine.rewrite import discard, total_records
 from sqlext.engine.scan import FILE_COLUMN, scan
 from sqlext.engine.write import engine_info
 from sqlext.errors import AnalysisException, MultipleSourceRowMatchError
@@ -118,8 +118,8 @@ class MergeResult:
 
     version: int | None
     metrics: dict[str, int] = field(default_factory=dict)
-
     table: str = ""
+
     def summary(self, spark: SparkSession) -> DataFrame:
         """delta-spark's one-row result of ``execute()``."""
         m = self.metrics

@@ -17,13 +17,13 @@ from sqlext.engine.commit_metadata import user_metadata as resolve_user_metadata
 from sqlext.engine.convert import require_empty_location
 from sqlext.engine.files import write_files
 from sqlext.engine.partitions import files_matching_partition_predicate
-from sqlext.engine.rewrite import delete_matching_rows, write_changes
 from sqlext.engine.post_commit import after_commit
+from sqlext.engine.rewrite import delete_matching_rows, write_changes
 from sqlext.engine.scan import _pv
 from sqlext.engine.schemas import plan_write, spark_schema
 from sqlext.engine.session import prepare
-from sqlext.errors import (AnalysisException, InvariantViolationError, ProtocolChangedException,
 from sqlext.engine.spark_jobs import spark_job_errors
+from sqlext.errors import (AnalysisException, InvariantViolationError, ProtocolChangedException,
                            SchemaMismatchError, SqlextError, TableAlreadyExistsError)
 from sqlext.log.actions import Metadata, SetTransaction
 from sqlext.log.protocol import protocol_for_new_table, upgrade_for_configuration

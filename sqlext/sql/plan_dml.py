@@ -256,9 +256,6 @@ def plan_truncate(resolver: Resolver, stmt: exp.TruncateTable) -> P.Plan | None:
     return P.Plan(run)
 
 
-def _table(spark: SparkSession, ref: TableRef, alias: str | None) -> DeltaTable:
-    table = DeltaTable(spark, ref)
-    table._require()
 def _log(ref: TableRef) -> DeltaLog:
     """The log of an existing table (TableNotFoundError when there is none)."""
     log = DeltaLog(ref.location, name=ref.display)
@@ -268,6 +265,9 @@ def _log(ref: TableRef) -> DeltaLog:
     return log
 
 
+def _table(spark: SparkSession, ref: TableRef, alias: str | None) -> DeltaTable:
+    table = DeltaTable(spark, ref)
+    table._require()
     return table.alias(alias) if alias else table
 
 

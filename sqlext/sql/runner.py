@@ -116,12 +116,12 @@ _PLANNERS: dict[type, Callable[[Resolver, exp.Expression], P.Plan | None]] = {
     nodes.Vacuum: maintenance.plan_vacuum,
     nodes.Restore: maintenance.plan_restore,
     nodes.Optimize: maintenance.plan_optimize,
+    nodes.ConvertToDelta: maintenance.plan_convert,
 }
 
 
 def _targets(stmt: exp.Expression) -> list[exp.Table]:
     """The tables a statement writes or defines (not reads)."""
-    nodes.ConvertToDelta: maintenance.plan_convert,
     if isinstance(stmt, (exp.Insert, exp.Create)):
         this = stmt.this.this if isinstance(stmt.this, exp.Schema) else stmt.this
         return [this] if isinstance(this, exp.Table) else []

@@ -13,7 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import sqlext
-from sqlext.errors import AnalysisException, SqlextError
+from sqlext.errors import AnalysisException, NonEmptyLocationError, SqlextError
 from tests.support import assert_same_rows, read_deltalake, read_duckdb
 
 
@@ -36,10 +36,10 @@ def test_write_into_plain_parquet_is_refused_and_changes_nothing(spark, tmp_path
     files = _plain_parquet(spark, path)
     before = _tree(path)
     df = spark.createDataFrame([(9, "z", "2024-01-03")], "id long, v string, day string")
-    with pytest.raises(AnalysisException) as err:
+    with pytest.raises(NonEmptyLocationError) as err:
         sqlext.write(df, str(path))
     message = str(err.value)
-    assert isinstance(err.value, SqlextError)
+    assert isinstance(err.value, AnalysisException) and isinstance(err.value, SqlextError)
     assert files[0] in message and "CONVERT TO DELTA parquet.`" in message
     assert "convertToDelta" in message and "Nothing was written" in message
     assert _tree(path) == before and not (path / "_delta_log").exists()
@@ -55,7 +55,7 @@ def test_sql_create_over_plain_parquet_is_refused(spark, tmp_path, statement):
     path = tmp_path / "plain"
     _plain_parquet(spark, path)
     before = _tree(path)
-    with pytest.raises(SqlextError, match="not empty and is not a Delta table"):
+    with pytest.raises(NonEmptyLocationError, match="not empty and is not a Delta table"):
         sqlext.sql(spark, statement.format(p=path))
     assert _tree(path) == before and not (path / "_delta_log").exists()
 
