@@ -13,7 +13,6 @@ schema. Columns and rows are Spark's: ``namespace, tableName, isTemporary, infor
 from __future__ import annotations
 
 import datetime as dt
-import re
 from collections.abc import Callable
 
 from pyspark.sql import DataFrame, SparkSession
@@ -26,10 +25,8 @@ from sqlext.errors import AnalysisException, SqlextError
 from sqlext.log.table import DeltaLog
 from sqlext.sql.describe import like_matcher
 from sqlext.sql.dialect import Sqlext
+from sqlext.sql.statement_text import strip_leading_comments
 from sqlext.sql.views import ViewStore
-
-# dbt puts a query comment (/* {...} */) in front of every statement
-_LEADING_COMMENTS = re.compile(r"\A(?:\s+|/\*.*?\*/|--[^\n]*(?:\n|\Z))*", re.DOTALL)
 
 RESULT_SCHEMA = T.StructType([
     T.StructField("namespace", T.StringType(), False),
@@ -41,7 +38,7 @@ RESULT_SCHEMA = T.StructType([
 
 def statement_handler(text: str) -> Callable[[SparkSession], DataFrame] | None:
     """A function answering ``text`` when it is ``SHOW TABLE EXTENDED ...``, else None."""
-    head = _LEADING_COMMENTS.sub("", text, count=1)[:40].upper().split()
+    head = strip_leading_comments(text)[:40].upper().split()
     if head[:3] != ["SHOW", "TABLE", "EXTENDED"]:
         return None
     tokens = [t for t in Sqlext().tokenize(text) if t.token_type != TokenType.SEMICOLON]

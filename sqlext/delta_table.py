@@ -235,6 +235,36 @@ class DeltaTable:
         from sqlext.engine.restore import restore, result_frame
         return result_frame(self._spark, restore(self._spark, self._log, timestamp=timestamp))
 
+    def clone(self, target: str, isShallow: bool, replace: bool = False,
+              properties: dict | None = None) -> "DeltaTable":
+        """Shallow-clone the latest version into ``target`` (a table name or a path): a new
+        table whose log points at this table's files (SQL's ``CREATE TABLE target SHALLOW CLONE
+        ...``). ``replace`` replaces an existing target; ``properties`` override the source's
+        table properties. Deep clones (``isShallow=False``) are not supported."""
+        return self._clone(target, isShallow, replace, properties)
+
+    def cloneAtVersion(self, version: int, target: str, isShallow: bool, replace: bool = False,
+                       properties: dict | None = None) -> "DeltaTable":
+        """:meth:`clone` of the table as of ``version``."""
+        return self._clone(target, isShallow, replace, properties, version=version)
+
+    def cloneAtTimestamp(self, timestamp, target: str, isShallow: bool, replace: bool = False,
+                         properties: dict | None = None) -> "DeltaTable":
+        """:meth:`clone` of the table as of ``timestamp`` (text in the session time zone, a
+        datetime or a date)."""
+        return self._clone(target, isShallow, replace, properties, timestamp=timestamp)
+
+    def _clone(self, target: str, is_shallow: bool, replace: bool, properties: dict | None,
+               version: int | None = None, timestamp=None) -> "DeltaTable":
+        from sqlext.engine.clone import CloneSource, clone_table, require_shallow
+        label = self._ref.qualified_name or f"delta.`{self._ref.location}`"
+        require_shallow(is_shallow, label)
+        self._require()
+        ref = Catalog(self._spark).resolve(target)
+        clone_table(self._spark, CloneSource(self._ref, label, version, timestamp), ref, replace,
+                    properties={k: str(v) for k, v in (properties or {}).items()})
+        return DeltaTable(self._spark, Catalog(self._spark).resolve(target))
+
     def optimize(self):
         """A :class:`~sqlext.engine.optimize.DeltaOptimizeBuilder`: ``.where(partitionFilter)``,
         then ``.executeCompaction()`` or ``.executeZOrderBy(*cols)``."""

@@ -79,14 +79,19 @@ def plan_describe(resolver: Resolver, stmt: exp.Describe) -> P.Plan | None:
         reads = plan_reads(resolver, query)
 
         def run_view():
+            view = target.view
             schema = reads.dataframe(spark).schema
             rows = _column_rows(schema)
+            if view.column_comments:
+                rows = [(name, dtype, comment if comment is not None else own)
+                        for (name, dtype, own), comment in zip(rows, view.column_comments)]
             if extended:
-                view = target.view
                 rows += [("", "", None), ("# Detailed Table Information", "", None),
                          ("Table", view.name, None),
-                         ("Type", "VIEW" if not view.temporary else "TEMPORARY VIEW", None),
-                         ("View Text", view.query, None)]
+                         ("Type", "VIEW" if not view.temporary else "TEMPORARY VIEW", None)]
+                if view.comment:
+                    rows.append(("Comment", view.comment, None))
+                rows.append(("View Text", view.query, None))
             return spark.createDataFrame(rows, DESCRIBE_SCHEMA)
 
         return P.Plan(run_view, reads.sql(), reads.labels)

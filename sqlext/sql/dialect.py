@@ -191,11 +191,58 @@ class Sqlext(Spark):
             So the tree of rendered SQL equals the tree parsed (``COMMENT`` may be written after
             ``TBLPROPERTIES`` but is rendered before it).
             """
+            if self._at_clone():
+                return self._parse_clone()
             create = super()._parse_create()
             props = create.args.get("properties") if isinstance(create, exp.Create) else None
             if props:
                 props.set("expressions", sorted(props.expressions, key=self._property_rank))
             return create
+
+        def _parse_alter_table_change(self) -> exp.Expr | None:
+            """``CHANGE [COLUMN] c COMMENT '...'`` (Delta's way to set only a column's comment)
+            as ``ALTER COLUMN c COMMENT '...'``; other forms as Hive's ``CHANGE``."""
+            index = self._index
+            self._match(TokenType.COLUMN)
+            column = self._parse_field(any_token=True)
+            if column is not None and self._match(TokenType.COMMENT):
+                return self.expression(exp.AlterColumn(this=column, comment=self._parse_string()))
+            self._retreat(index)
+            return super()._parse_alter_table_change()
+
+        def _at_clone(self) -> bool:
+            """``CREATE [OR REPLACE] TABLE [IF NOT EXISTS] t SHALLOW|DEEP CLONE ...`` ahead."""
+            words = []
+            for token in self._tokens[self._index:self._index + 16]:
+                if token.token_type in (TokenType.L_PAREN, TokenType.ALIAS, TokenType.SELECT):
+                    return False
+                words.append(token.text.upper())
+                if words[-2:] in (["SHALLOW", "CLONE"], ["DEEP", "CLONE"]):
+                    return bool(words) and "TABLE" in words
+            return False
+
+        def _parse_clone(self) -> exp.Create:
+            """Delta's ``CREATE [OR REPLACE] TABLE [IF NOT EXISTS] t SHALLOW CLONE source
+            [VERSION AS OF n | TIMESTAMP AS OF ts] [TBLPROPERTIES (...)] [LOCATION 'path']``, as
+            an ``exp.Create`` whose ``clone`` holds the source (its ``version`` the time
+            travel); ``DEEP CLONE`` parses with ``shallow=False`` for the planner to refuse."""
+            replace = self._match_text_seq("OR", "REPLACE")
+            if not self._match(TokenType.TABLE):
+                self.raise_error("Expected TABLE after CREATE [OR REPLACE]")
+            exists = self._parse_exists(not_=True)
+            target = self._parse_target_table()
+            shallow = not self._match_text_seq("DEEP")
+            self._match_text_seq("SHALLOW")
+            if not self._match_text_seq("CLONE"):
+                self.raise_error("Expected CLONE")
+            source = self._parse_target_table()
+            version = self._parse_version()
+            if version is not None:
+                source.set("version", version)
+            properties = self._parse_properties()
+            return self.expression(exp.Create(
+                this=target, kind="TABLE", replace=bool(replace), exists=bool(exists),
+                properties=properties, clone=exp.Clone(this=source, shallow=shallow)))
 
         def _property_rank(self, prop: exp.Expr) -> int:
             location = self.dialect.generator_class.PROPERTIES_LOCATION.get(type(prop))

@@ -16,6 +16,7 @@ from pyspark.sql import types as T
 from sqlglot import exp
 
 from sqlext.engine.catalog import CATALOG_DIR, DEFAULT_SCHEMA, TableRef
+from sqlext.engine.column_comments import set_column_comment
 from sqlext.engine.commit_metadata import user_metadata as resolve_user_metadata
 from sqlext.engine.schemas import spark_schema
 from sqlext.engine.storage_bridge import move_file, remove_tree
@@ -30,7 +31,8 @@ from sqlext.sql.resolve import Kind, Resolver, has_delta_log, label
 from sqlext.sql.sqltypes import struct_from_columns
 
 ALTER_SUPPORTED = ("ALTER TABLE t ADD COLUMNS (c type, ...), ALTER TABLE t SET TBLPROPERTIES "
-                   "(k = v, ...), ALTER TABLE t RENAME TO u")
+                   "(k = v, ...), ALTER TABLE t RENAME TO u, ALTER TABLE t CHANGE COLUMN c "
+                   "COMMENT '...', ALTER TABLE t ALTER COLUMN c COMMENT '...'")
 
 
 # --- DROP TABLE -------------------------------------------------------------------------------
@@ -99,6 +101,8 @@ def plan_alter(resolver: Resolver, stmt: exp.Alter) -> P.Plan | None:
         return P.Plan(lambda: _set_properties(spark, ref, props))
     if isinstance(action, exp.AlterRename):
         return P.Plan(lambda: _rename(resolver, table, ref, action.this))
+    if isinstance(action, exp.AlterColumn) and action.args.get("comment") is not None:
+        return P.Plan(lambda: _set_comment(spark, ref, action))
     raise UnsupportedOperationError(f"ALTER TABLE {text}: {action.sql(dialect='spark')} is not "
                                     f"supported; supported: {ALTER_SUPPORTED}")
 
@@ -122,6 +126,31 @@ def _add_columns(spark: SparkSession, ref: TableRef, columns: list[exp.Expressio
     txn.update_metadata(dataclasses.replace(snapshot.metadata, schema_string=schema.json()))
     params = {"columns": json.dumps([{"column": f.jsonValue()} for f in added.fields])}
     txn.commit([], "ADD COLUMNS", params, {}, resolve_user_metadata(spark), engine_info(spark))
+
+
+def _set_comment(spark: SparkSession, ref: TableRef, action: exp.AlterColumn) -> None:
+    """``CHANGE [COLUMN] c [c type] COMMENT '...'`` / ``ALTER COLUMN c COMMENT '...'``: only the
+    comment may change (a type or name that differs is refused, the table left as it was)."""
+    column = action.this.name
+    new_name, dtype = action.args.get("rename_to"), action.args.get("dtype")
+    statement = f"ALTER TABLE {ref.display} CHANGE COLUMN {column}"
+    if new_name is not None and new_name.name.lower() != column.lower():
+        raise UnsupportedOperationError(f"{statement}: renaming a column ({column} to "
+                                        f"{new_name.name}) is not supported; only its COMMENT "
+                                        "can change")
+    if dtype is not None:
+        wanted = struct_from_columns(spark, [exp.ColumnDef(this=exp.to_identifier(column),
+                                                           kind=dtype.copy())], ref.display)
+        current = {f.name.lower(): f for f in spark_schema(
+            DeltaLog(ref.location, name=ref.display).snapshot().metadata.schema_string).fields}
+        field = current.get(column.lower())
+        if field is not None and field.dataType != wanted.fields[0].dataType:
+            raise UnsupportedOperationError(
+                f"{statement}: changing the type ({field.dataType.simpleString()} to "
+                f"{wanted.fields[0].dataType.simpleString()}) is not supported; only its "
+                "COMMENT can change (rewrite the table with CREATE OR REPLACE TABLE ... AS "
+                "SELECT to change a type)")
+    set_column_comment(spark, ref, column, action.args["comment"].name)
 
 
 def _set_properties(spark: SparkSession, ref: TableRef, props: dict[str, str]) -> None:

@@ -66,12 +66,13 @@ def plan_create_view(resolver: Resolver, stmt: exp.Create) -> P.Plan | None:
         raise AnalysisException(f"CREATE VIEW {text}: not a valid view name")
     schema, name = names
     columns = tuple(c.name for c in schema_node.expressions) if schema_node is not None else None
+    column_comments = _column_comments(schema_node)
     comment = next((p.this.name for p in props if isinstance(p, exp.SchemaCommentProperty)), None)
     stored = query.copy()
     if not temporary:
         _qualify(resolver, stored, schema, text)
     view = ViewDef(name, stored.sql(dialect="sqlext"), None if temporary else schema, columns,
-                   comment)
+                   comment, column_comments)
     check = plan_reads(resolver, query)
 
     def run():
@@ -98,6 +99,20 @@ def plan_create_view(resolver: Resolver, stmt: exp.Create) -> P.Plan | None:
         return None
 
     return P.Plan(run, check.sql(), check.labels)
+
+
+def _column_comments(schema_node: exp.Schema | None) -> tuple[str | None, ...] | None:
+    """The ``COMMENT`` of each column in ``CREATE VIEW v (c COMMENT '...', d)``, if any has one."""
+    if schema_node is None:
+        return None
+    comments = []
+    for column in schema_node.expressions:
+        found = None
+        for constraint in column.args.get("constraints") or []:
+            if isinstance(constraint.args.get("kind"), exp.CommentColumnConstraint):
+                found = constraint.args["kind"].this.name
+        comments.append(found)
+    return tuple(comments) if any(c is not None for c in comments) else None
 
 
 def _exists(view: ViewDef, if_not_exists: bool):

@@ -17,12 +17,14 @@ from sqlglot import exp
 
 from sqlext.engine.session import prepare
 from sqlext.errors import AnalysisException, SqlextError, UnsupportedOperationError
-from sqlext.sql import describe, maintenance, nodes, plan_catalog, plan_ddl, plan_dml, plan_views
+from sqlext.sql import (describe, maintenance, nodes, plan_catalog, plan_clone, plan_ddl,
+                        plan_dml, plan_views)
 from sqlext.sql import plan as P
 from sqlext.sql import spark_errors
 from sqlext.sql.parse import parse_statements
 from sqlext.sql.plan_read import plan_generic
 from sqlext.sql.resolve import Resolver, label
+from sqlext.sql.statement_text import statement_head, statement_keyword
 
 
 def run_sql(spark: SparkSession, text: str) -> DataFrame:
@@ -79,6 +81,7 @@ def plan_statement(resolver: Resolver, stmt: exp.Expression) -> P.Plan:
     for table in targets:
         if isinstance(table.this, exp.Identifier) and resolver.resolve(table).is_sqlext:
             raise UnsupportedOperationError(
+                f"{statement_head(stmt.meta.get('sql') or stmt.sql(dialect='spark'))}: "
                 f"{_statement_name(stmt)} on {label(table)} is not supported for sqlext tables; "
                 f"supported statements: {maintenance.SUPPORTED_STATEMENTS}")
     return plan_generic(resolver, stmt, frozenset(id(t) for t in targets))
@@ -92,7 +95,9 @@ def _by_kind(table: dict[str, Callable]) -> Callable:
 
 
 _PLANNERS: dict[type, Callable[[Resolver, exp.Expression], P.Plan | None]] = {
-    exp.Create: _by_kind({"TABLE": plan_ddl.plan_create_table,
+    exp.Create: _by_kind({"TABLE": lambda resolver, stmt: (
+                              plan_clone.plan_clone(resolver, stmt) if stmt.args.get("clone")
+                              else plan_ddl.plan_create_table(resolver, stmt)),
                           "VIEW": plan_views.plan_create_view,
                           "SCHEMA": plan_catalog.plan_create_schema,
                           "DATABASE": plan_catalog.plan_create_schema}),
@@ -129,6 +134,8 @@ def _targets(stmt: exp.Expression) -> list[exp.Table]:
         return list(stmt.args.get("tables") or [])
     if isinstance(stmt, exp.TruncateTable):
         return list(stmt.expressions)
+    if isinstance(stmt, exp.Analyze) and stmt.args.get("tables"):
+        return [t for t in stmt.args["tables"] if isinstance(t, exp.Table)]
     if isinstance(stmt, (exp.Describe, exp.Delete, exp.Update, exp.Merge, exp.Alter, exp.Use,
                          exp.Cache, exp.Uncache, exp.Analyze, exp.Refresh)):
         return [stmt.this] if isinstance(stmt.this, exp.Table) else []
@@ -136,50 +143,79 @@ def _targets(stmt: exp.Expression) -> list[exp.Table]:
 
 
 def _statement_name(stmt: exp.Expression) -> str:
-    return (stmt.meta.get("sql") or stmt.key).split(None, 1)[0].upper()
+    return statement_keyword(stmt.meta.get("sql") or stmt.key)
 
 
 # --- statements sqlglot does not parse --------------------------------------------------------
 
 
 def _plan_command(resolver: Resolver, stmt: exp.Command) -> P.Plan:
-    """Spark runs the statement as written; if Spark cannot find a table it names and that table
-    is sqlext's, say the statement is not supported for sqlext tables."""
+    """Spark runs the statement as written, unless it names a sqlext table in a table position
+    (after TABLE, FROM, INTO, ... or qualified) that Spark's catalog does not have: then it is
+    refused at once, naming the statement and what is supported (Spark would only say that it
+    cannot find the table). If Spark fails to find a table the statement names and that table is
+    sqlext's, the same error is raised."""
     spark = resolver.spark
     sql = stmt.meta.get("sql") or stmt.sql(dialect="spark")
 
+    def unsupported(table: exp.Table) -> UnsupportedOperationError:
+        return UnsupportedOperationError(
+            f"{statement_head(sql)}: this statement is not supported for sqlext tables "
+            f"({label(table)} is one); supported statements: {maintenance.SUPPORTED_STATEMENTS}")
+
     def run():
+        for table in _names_in(sql, table_positions_only=True):
+            if resolver.resolve(table).is_sqlext and not _spark_knows(spark, table):
+                raise unsupported(table)
         try:
             return P.spark_sql(spark, sql)
         except AnalysisException as exc:
             for table in _names_in(sql):
                 if resolver.resolve(table).is_sqlext:
-                    raise UnsupportedOperationError(
-                        f"{_statement_name(stmt)} ... {label(table)}: this statement is not "
-                        f"supported for sqlext tables; supported statements: "
-                        f"{maintenance.SUPPORTED_STATEMENTS}") from exc
+                    raise unsupported(table) from exc
             raise
 
     return P.Plan(run, sql)
 
 
-def _names_in(sql: str) -> Iterator[exp.Table]:
-    """Dotted names in a statement's tokens, as tables (for error messages only)."""
+def _spark_knows(spark: SparkSession, table: exp.Table) -> bool:
+    """Whether Spark's own catalog has a table or view of that name."""
+    name = ".".join(part.name for part in table.parts)
+    try:
+        return bool(spark.catalog.tableExists(name))
+    except Exception:  # noqa: BLE001 - a name Spark cannot even parse is not Spark's
+        return False
+
+
+#: tokens after which a name is a table's (``ALTER TABLE t``, ``FROM t``, ``ON TABLE t``, ...)
+_TABLE_POSITION_WORDS = frozenset({"TABLE", "VIEW", "FROM", "INTO", "JOIN", "UPDATE"})
+
+
+def _names_in(sql: str, table_positions_only: bool = False) -> Iterator[exp.Table]:
+    """Dotted names in a statement's tokens, as tables (for error messages only); with
+    ``table_positions_only``, only qualified names and names right after a table keyword."""
     from sqlglot.tokens import TokenType
 
     from sqlext.sql.dialect import Sqlext
 
     name_tokens = (TokenType.VAR, TokenType.IDENTIFIER)
-    runs: list[list] = []
+    runs: list[tuple[list, bool]] = []
     previous = None
-    for token in Sqlext().tokenize(sql):
+    tokens = Sqlext().tokenize(sql)
+    if len(tokens) == 2 and tokens[0].token_type == TokenType.COMMAND:
+        tokens = Sqlext().tokenize(tokens[1].text)   # MSCK REPAIR 'table s.t': the rest as text
+    for token in tokens:
         if token.token_type in name_tokens:
             if previous is not None and previous.token_type == TokenType.DOT and runs:
-                runs[-1].append(token)
+                runs[-1][0].append(token)
             else:
-                runs.append([token])
+                after_keyword = previous is not None and \
+                    previous.text.upper() in _TABLE_POSITION_WORDS
+                runs.append(([token], after_keyword))
         previous = token
-    for parts in runs:
+    for parts, after_keyword in runs:
+        if table_positions_only and not after_keyword and len(parts) < 2:
+            continue
         if len(parts) <= 3:
             ids = [exp.to_identifier(t.text, quoted=t.token_type == TokenType.IDENTIFIER)
                    for t in parts]

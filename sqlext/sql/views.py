@@ -32,6 +32,7 @@ class ViewDef:
     schema: str | None = None          # None for a temporary view
     columns: tuple[str, ...] | None = None
     comment: str | None = None
+    column_comments: tuple[str | None, ...] | None = None   # one per column, as ``columns``
 
     @property
     def temporary(self) -> bool:
@@ -76,9 +77,10 @@ class ViewStore:
             data = json.loads(self.catalog.store.read(self._path(schema, name)))
         except FileNotFoundError:
             return None
-        columns = data.get("columns")
+        columns, comments = data.get("columns"), data.get("column_comments")
         return ViewDef(data["name"], data["query"], data["schema"],
-                       tuple(columns) if columns is not None else None, data.get("comment"))
+                       tuple(columns) if columns is not None else None, data.get("comment"),
+                       tuple(comments) if comments is not None else None)
 
     def persistent_views(self, schema: str) -> list[str]:
         try:
@@ -98,6 +100,8 @@ class ViewStore:
         store.mkdirs(self._path(view.schema))
         data = asdict(view)
         data["columns"] = list(view.columns) if view.columns is not None else None
+        if view.column_comments is not None:
+            data["column_comments"] = list(view.column_comments)
         store.write(self._path(view.schema, view.name), json.dumps(data).encode())
 
     def drop(self, view: ViewDef) -> None:

@@ -1,0 +1,156 @@
+"""Delta's shallow clone: a new table whose log points at another table's data files.
+
+``CREATE TABLE t SHALLOW CLONE src [VERSION AS OF n | TIMESTAMP AS OF ts]`` (and
+:meth:`sqlext.DeltaTable.clone`) commits one version of ``t`` with the source snapshot's schema,
+partitioning, properties and description, and one ``add`` per source file whose path is the
+file's absolute URI: no data is copied. The commit's ``commitInfo`` is delta-spark's: operation
+``CLONE`` with ``source``, ``sourceVersion`` and ``isShallow``, and the ``sourceTableSize``,
+``sourceNumOfFiles``, ``numCopiedFiles``, ... metrics.
+
+Writes to the clone add files under the clone's own directory; VACUUM of the clone never deletes
+the source's files (they lie outside its directory). VACUUM of the source does not know about
+the clone: once the source removes a file and vacuums it, a clone still pointing at it breaks,
+as with delta-spark.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import PurePosixPath
+from urllib.parse import quote
+
+from pyspark.sql import SparkSession
+
+from sqlext.engine.catalog import Catalog, TableRef
+from sqlext.engine.commit_metadata import user_metadata
+from sqlext.engine.read import resolve_snapshot
+from sqlext.engine.write import engine_info
+from sqlext.errors import (AnalysisException, ConcurrentModificationException,
+                           TableAlreadyExistsError, UnsupportedOperationError)
+from sqlext.log.actions import AddFile, Metadata
+from sqlext.log.storage import is_local
+from sqlext.log.table import DeltaLog
+from sqlext.log.transaction import now_ms
+
+OPERATION = "CLONE"
+
+
+@dataclasses.dataclass(frozen=True)
+class CloneSource:
+    """What to clone: a table, at a version or timestamp (both None: the latest)."""
+
+    ref: TableRef
+    label: str                      # how the commit names the source (delta-spark's ``source``)
+    version: int | None = None
+    timestamp: object = None
+
+
+def absolute_file_uri(log: DeltaLog, action_path: str) -> str:
+    """The absolute URI of a file an action names: for a local table the URI-encoded absolute
+    path without a scheme (``/data/t/part-0.parquet``, which delta-spark, delta-rs and DuckDB's
+    delta extension all resolve; DuckDB's does not resolve ``file:`` URIs), else the store's
+    URI (``s3://bucket/t/part-0.parquet``)."""
+    if "://" in action_path or action_path.startswith(("file:", "/")):
+        return action_path
+    if is_local(log.location):
+        return quote(str(PurePosixPath(log.data_path(action_path))), safe="/")
+    return log.location.rstrip("/") + "/" + action_path   # the action path is URI-encoded already
+
+
+def shallow_clone(spark: SparkSession, source: CloneSource, target: TableRef,
+                  replace: bool = False, if_not_exists: bool = False,
+                  properties: dict[str, str] | None = None) -> int | None:
+    """Clone ``source`` into ``target``; return the target's new version (None when it existed
+    and ``if_not_exists``). ``replace`` makes the clone the next version of an existing target
+    (its files removed, history kept)."""
+    src_log, src = resolve_snapshot(spark, source.ref, source.version, source.timestamp)
+    if _same_location(source.ref.location, target.location):
+        raise AnalysisException(f"CLONE {source.label}: the target {target.display} is the source "
+                                "table itself; clone into another table")
+    log = DeltaLog(target.location, name=target.display)
+    existing = log.snapshot() if log.exists() else None
+    if existing is not None and not replace:
+        if if_not_exists:
+            return None
+        raise TableAlreadyExistsError(
+            f"CLONE {source.label}: table {target.display} already exists (version "
+            f"{existing.version}); use CREATE OR REPLACE TABLE ... SHALLOW CLONE, CREATE TABLE IF "
+            "NOT EXISTS, or another name")
+    configuration = {**src.configuration, **(properties or {})}
+    metadata = dataclasses.replace(
+        Metadata.new(src.metadata.schema_string, src.partition_columns, configuration, now_ms(),
+                     name=target.name, description=src.metadata.description),
+        format_provider=src.metadata.format_provider,
+        format_options=dict(src.metadata.format_options))
+    txn = log.start_transaction(existing)
+    removes = []
+    if existing is None:
+        txn.update_protocol(src.protocol)
+    else:
+        metadata = dataclasses.replace(metadata, id=existing.metadata.id,
+                                       created_time=existing.metadata.created_time)
+        if _protocol_rank(src.protocol) > _protocol_rank(existing.protocol):
+            txn.update_protocol(src.protocol)
+        txn.read_whole_table()
+        ts = now_ms()
+        removes = [f.remove(ts) for f in existing.files]
+    txn.update_metadata(metadata)
+    adds = [AddFile(absolute_file_uri(src_log, f.path), dict(f.partition_values), f.size,
+                    f.modification_time, True, f.stats, f.tags)
+            for f in src.files]
+    size = sum(f.size for f in src.files)
+    params = {"source": source.label, "sourceVersion": str(src.version), "isShallow": "true"}
+    metrics = {"sourceTableSize": size, "sourceNumOfFiles": len(adds),
+               "numRemovedFiles": len(removes), "numCopiedFiles": 0,
+               "removedFilesSize": sum(r.size or 0 for r in removes), "copiedFilesSize": 0}
+    try:
+        return txn.commit(removes + adds, OPERATION, params, metrics, user_metadata(spark),
+                          engine_info(spark))
+    except ConcurrentModificationException as exc:
+        if existing is None:
+            raise TableAlreadyExistsError(f"CLONE {source.label}: table {target.display} was "
+                                          "created by a concurrent writer") from exc
+        raise
+
+
+def clone_table(spark: SparkSession, source: CloneSource, target: TableRef,
+                replace: bool = False, if_not_exists: bool = False,
+                properties: dict[str, str] | None = None,
+                explicit_location: bool = False) -> int | None:
+    """:func:`shallow_clone` into a name or a path: a name already registered clones into its
+    table (an ``explicit_location`` elsewhere is an error), a new name is registered after the
+    commit; its schema must exist."""
+    catalog = Catalog(spark)
+    registered = catalog.lookup(target.schema, target.name) if target.name else None
+    if registered is not None:
+        if explicit_location and registered.location != target.location:
+            if if_not_exists:
+                return None
+            raise TableAlreadyExistsError(f"CLONE {source.label}: table {registered.display} "
+                                          f"already exists at {registered.location}")
+        target = registered
+    if target.name and not catalog.schema_exists(target.schema):
+        raise AnalysisException(f"CLONE {source.label} into {target.display}: schema "
+                                f"`{target.schema}` not found; create it first (CREATE SCHEMA "
+                                f"{target.schema})")
+    version = shallow_clone(spark, source, target, replace, if_not_exists, properties)
+    if target.name and registered is None:
+        catalog.register(target)
+    return version
+
+
+def require_shallow(is_shallow: bool, source: str) -> None:
+    """Refuse a deep clone (sqlext makes shallow clones only)."""
+    if not is_shallow:
+        raise UnsupportedOperationError(
+            f"DEEP CLONE of {source} is not supported: sqlext makes shallow clones (SHALLOW CLONE, "
+            "DeltaTable.clone(target, isShallow=True)); to copy the data, use CREATE TABLE t AS "
+            f"SELECT * FROM {source}")
+
+
+def _protocol_rank(protocol) -> tuple[int, int]:
+    return protocol.min_reader_version, protocol.min_writer_version
+
+
+def _same_location(a: str, b: str) -> bool:
+    return a.rstrip("/") == b.rstrip("/")
