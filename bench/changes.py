@@ -18,6 +18,9 @@ columns))``, one row back to the driver), with
               ``spark.read.parquet``: same table columns, no commit version/timestamp/change type
               for data files, no log: the floor, target sqlext <= 1.3x;
   deltalake   ``DeltaTable(path).load_cdf(1, N).read_all()`` into Arrow (ratio only).
+  delta-spark (with ``--delta-spark``) delta-spark 4.4's ``table_changes_by_path(path, 1, N)``
+              with the same digest, in its own process with the same Spark settings, timed
+              there (``bench/_deltaspark.py``).
 
 Also timed: the raw feed and the plain read written to Spark's ``noop`` sink (for a bare scan
 Spark hands the sink rows that are views of the decoded column batches, while any projection —
@@ -127,6 +130,8 @@ def main() -> None:
     ap.add_argument("--merge", type=int, default=10_000)
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--keep", help="build the table here (reused when present)")
+    ap.add_argument("--delta-spark", action="store_true",
+                    help="also time delta-spark (.venv-delta, a second process)")
     args = ap.parse_args()
     spark = sqlext.session(**{"spark.sql.shuffle.partitions": "4"})
     root = args.keep or tempfile.mkdtemp(prefix="sqlext-bench-changes-")
@@ -154,13 +159,23 @@ def main() -> None:
         "noop sink: sqlext": lambda: run_sqlext(spark, path, end, sink=noop),
         "noop sink: plain": lambda: run_plain(spark, paths, schema, sink=noop),
     }
+    peer = None
+    if args.delta_spark:
+        from bench._deltaspark import Peer
+        peer = Peer(spark, os.path.join(root, "delta-spark.log"))
+        quoted = os.path.abspath(path).replace("'", "\\'")
+        statement = ("SELECT sum(CAST(hash(*) AS BIGINT)) FROM "
+                     f"table_changes_by_path('{quoted}', 1, {end})")
+        contenders["delta-spark"] = lambda: peer.timed_sql(statement)[0]
     for fn in contenders.values():      # warm up: JIT, file system caches
         fn()
     times: dict[str, list[float]] = {name: [] for name in contenders}
     names = list(contenders)
     for i in range(args.runs):
         for name in names[i % len(names):] + names[:i % len(names)]:
-            times[name].append(timed(contenders[name]))
+            # delta-spark's time is taken in its own process
+            times[name].append(contenders[name]() if name == "delta-spark"
+                               else timed(contenders[name]))
     print(f"{args.runs} runs (load average now {os.getloadavg()[0]:.1f}); best and median:")
     for stat in (min, statistics.median):
         value = {name: stat(ts) for name, ts in times.items()}
@@ -170,9 +185,13 @@ def main() -> None:
             print(f"    {name:28s} {value[name]:7.2f} s   {value[name] / value[floor]:5.2f}x "
                   f"{floor}" + (f"   {value[name] / value['deltalake']:6.2f}x deltalake"
                                 if name.startswith("sqlext") else ""))
+        if peer:
+            print(f"    sqlext / delta-spark = {value['sqlext'] / value['delta-spark']:.2f}x")
         target = value["sqlext"] / value["plain"]
         print(f"    sqlext / plain = {target:.2f}x (target <= 1.3x): "
               + ("met" if target <= 1.3 else "MISSED"))
+    if peer:
+        peer.close()
     if not args.keep:
         shutil.rmtree(root, ignore_errors=True)
 

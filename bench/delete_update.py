@@ -27,7 +27,12 @@ the contenders alternates between runs; the median and the best of ``--runs`` ar
   partition DELETE  ``DELETE WHERE part = n`` on ``parted`` and on ``parted10x``: a metadata-only
                     commit whose time should not grow with the table.
 
-    .venv/bin/python bench/delete_update.py [--rows 10000000 --files 100 --runs 5]
+With ``--delta-spark``, delta-spark 4.4 (``bench/_deltaspark.py``: its own process, the same
+Spark settings, timed inside that process) runs the same DELETE and UPDATE statements on copies
+of ``ranged`` and ``ranged_nocdf`` (the same row ranges sqlext deletes and updates in its
+copies), and the partition DELETEs on copies of ``parted`` and ``parted10x``.
+
+    .venv/bin/python bench/delete_update.py [--rows 10000000 --files 100 --runs 5] [--delta-spark]
 """
 
 from __future__ import annotations
@@ -72,6 +77,11 @@ def timed(fn) -> float:
     return time.perf_counter() - start
 
 
+def timed_in(name: str, fn) -> float:
+    """Seconds of ``fn``: delta-spark's contenders return their own (timed in its process)."""
+    return fn() if "delta-spark" in name else timed(fn)
+
+
 def rows_range(a: int) -> str:
     return f"id >= {a} AND id < {a + 100}"
 
@@ -93,11 +103,28 @@ def run(args) -> None:
 
     from deltalake import DeltaTable as RsTable
 
+    peer = ds_tables = None
+    if args.delta_spark:
+        from bench._deltaspark import Peer, table
+        peer = Peer(spark, os.path.join(root, "delta-spark.log"))
+        ds_tables = {}
+        for name, source in (("cdf", ranged), ("nocdf", plain), ("parted", parted),
+                             ("parted10x", parted10)):
+            ds_tables[name] = table(os.path.join(root, "ds_" + name))
+            shutil.copytree(source, os.path.join(root, "ds_" + name))
+
+    def ds(statement: str):
+        return lambda: peer.timed_sql(statement)[0]
+
     per_file = args.rows // args.files
     times: dict[str, list[float]] = {k: [] for k in (
         "delete sqlext", "delete sqlext nocdf", "delete floor", "delete whole",
         "delete deltalake", "update sqlext", "update sqlext nocdf", "update floor",
         "update deltalake", "part delete", "part delete 10x")}
+    if peer:
+        times.update({k: [] for k in ("delete delta-spark", "delete delta-spark nocdf",
+                                      "update delta-spark", "update delta-spark nocdf",
+                                      "part delete delta-spark", "part delete 10x delta-spark")})
     dt = DeltaTable.forPath(spark, ranged)
     dt_plain = DeltaTable.forPath(spark, plain)
     for r in range(args.runs):
@@ -122,8 +149,13 @@ def run(args) -> None:
                       ("delete deltalake", lambda a=a_rs: RsTable(ranged).delete(rows_range(a)))]
         if r < args.whole_runs:
             contenders.append(("delete whole", whole_delete))
+        if peer:
+            contenders += [
+                ("delete delta-spark", ds(f"DELETE FROM {ds_tables['cdf']} WHERE {rows_range(a_sqlext)}")),
+                ("delete delta-spark nocdf",
+                 ds(f"DELETE FROM {ds_tables['nocdf']} WHERE {rows_range(a_sqlext)}"))]
         for name, fn in (contenders if r % 2 == 0 else contenders[::-1]):
-            times[name].append(timed(fn))
+            times[name].append(timed_in(name, fn))
 
         b_sqlext = (3 + 4 * r) * per_file + 17
         b_rs = (4 + 4 * r) * per_file + 17
@@ -142,15 +174,25 @@ def run(args) -> None:
                        lambda b=b_sqlext: dt_plain.update(rows_range(b), {"v": "v + 1"})),
                       ("update deltalake", lambda b=b_rs: RsTable(ranged).update(
                           updates={"v": "v + 1"}, predicate=rows_range(b)))]
+        if peer:
+            contenders += [
+                ("update delta-spark",
+                 ds(f"UPDATE {ds_tables['cdf']} SET v = v + 1 WHERE {rows_range(b_sqlext)}")),
+                ("update delta-spark nocdf",
+                 ds(f"UPDATE {ds_tables['nocdf']} SET v = v + 1 WHERE {rows_range(b_sqlext)}"))]
         for name, fn in (contenders if r % 2 == 0 else contenders[::-1]):
-            times[name].append(timed(fn))
+            times[name].append(timed_in(name, fn))
 
         pairs = [("part delete", lambda n=r: DeltaTable.forPath(spark, parted).delete(
                      f"part = {n}")),
                  ("part delete 10x", lambda n=r: DeltaTable.forPath(spark, parted10).delete(
                      f"part = {n}"))]
+        if peer:
+            pairs += [("part delete delta-spark", ds(f"DELETE FROM {ds_tables['parted']} WHERE part = {r}")),
+                      ("part delete 10x delta-spark",
+                       ds(f"DELETE FROM {ds_tables['parted10x']} WHERE part = {r}"))]
         for name, fn in (pairs if r % 2 == 0 else pairs[::-1]):
-            times[name].append(timed(fn))
+            times[name].append(timed_in(name, fn))
         shutil.rmtree(scratch, ignore_errors=True)
         print(f"run {r + 1}: " + ", ".join(f"{k} {v[-1]:.2f}s" for k, v in times.items()
                                            if len(v) == r + 1)
@@ -165,6 +207,11 @@ def run(args) -> None:
                if h.operation == "UPDATE" and (h.engineInfo or "").startswith("sqlext")]
     assert len(updates) == args.runs and all(
         h.operationMetrics["numUpdatedRows"] == "100" for h in updates), updates
+    if peer:  # delta-spark deleted and updated the same rows in its copies
+        for name in ("ds_cdf", "ds_nocdf"):
+            assert DeltaLog(os.path.join(root, name)).snapshot().num_records == \
+                args.rows - 100 * args.runs, name
+        peer.close()
     for label, pick in (("median", statistics.median), ("best", min)):
         report(args, {k: pick(v) for k, v in times.items() if v}, label)
     if not args.keep:
@@ -194,6 +241,12 @@ def report(args, med: dict[str, float], label: str) -> None:
           f"{med['update sqlext'] / med['update deltalake']:.2f}x")
     print(f"  partition DELETE  10x table / table   "
           f"{med['part delete 10x'] / med['part delete']:.2f}x")
+    if "delete delta-spark" in med:
+        for op, suffix, note in (("delete", "", "change feed on"), ("delete", " nocdf", "change feed off"),
+                                 ("update", "", "change feed on"), ("update", " nocdf", "change feed off"),
+                                 ("part delete", "", "partition"), ("part delete 10x", "", "partition, 10x")):
+            print(f"  {op.upper():17s} sqlext / delta-spark "
+                  f"{med[f'{op} sqlext{suffix}' if 'part' not in op else op] / med[f'{op} delta-spark{suffix}']:.2f}x  ({note})")
 
 
 def main() -> None:
@@ -205,6 +258,8 @@ def main() -> None:
                         help="runs that also time the whole-table rewrite (slow)")
     parser.add_argument("--dir", default=None, help="where to build the tables (default: tmp)")
     parser.add_argument("--keep", action="store_true", help="keep the tables afterwards")
+    parser.add_argument("--delta-spark", action="store_true",
+                        help="also time delta-spark (.venv-delta, a second process)")
     run(parser.parse_args())
 
 

@@ -22,10 +22,15 @@ between runs; the median of ``--runs`` is reported, after ``--warmup`` untimed r
              outer: updates and inserts) and writing parquet: no log, no statistics, no change
              data, and the touched files known in advance
 
+  delta-spark  (with ``--delta-spark``) delta-spark 4.4 on pyspark 4.2, in its own process with
+             the same Spark settings (``bench/_deltaspark.py``): the same MERGE in SQL with the
+             source read from the parquet file, timed inside its process
+
 Targets: sqlext / deltalake at most 2x (goal: faster); sqlext / floor at most 1.5x, compared
 with the change feed off (the floor writes no change data).
 
     .venv/bin/python bench/merge.py [--rows 10000000 --files 100 --source 100000 --runs 3 --warmup 3]
+                                    [--delta-spark]
 """
 
 from __future__ import annotations
@@ -124,6 +129,15 @@ def run_floor(spark, table: str, touched: list, source: str, out: str) -> None:
                     for c in ("id", "k", "v", "s")]).write.mode("overwrite").parquet(out)
 
 
+def run_delta_spark(peer, path: str, source: str) -> float:
+    """The same MERGE in delta-spark; seconds timed in its process."""
+    from bench._deltaspark import parquet, table
+    seconds, _ = peer.timed_sql(
+        f"MERGE INTO {table(path)} t USING {parquet(source)} s ON {CONDITION} "
+        "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *")
+    return seconds
+
+
 def fresh_copy(base: str, path: str) -> str:
     """A copy of a table at a new path (the kernel caches snapshots by location)."""
     shutil.rmtree(path, ignore_errors=True)
@@ -154,6 +168,8 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=3,
                         help="untimed rounds of sqlext and the floor on both tables first")
     parser.add_argument("--workdir", default=None)
+    parser.add_argument("--delta-spark", action="store_true",
+                        help="also time delta-spark (.venv-delta, a second process)")
     args = parser.parse_args()
 
     spark = sqlext.session()
@@ -172,16 +188,26 @@ def main() -> None:
           f"({len(touched)} touched file(s)); built in {time.perf_counter() - start:.1f}s; "
           f"work dir {work}", flush=True)
 
+    peer = None
+    if args.delta_spark:
+        from bench._deltaspark import Peer
+        peer = Peer(spark, os.path.join(work, "delta-spark.log"))
+
     # warm-up (untimed): the JVM compiles Spark's hot paths over the first jobs
     for _ in range(args.warmup):
         for base in (base_plain, base_cdf):
             warm = fresh_copy(base, os.path.join(work, "warmup"))
             run_sqlext(spark, warm, source)
             run_floor(spark, warm, touched, source, os.path.join(work, "floor_out"))
+            if peer:
+                shutil.rmtree(warm, ignore_errors=True)
+                run_delta_spark(peer, fresh_copy(base, warm), source)
             shutil.rmtree(warm, ignore_errors=True)
 
     times: dict[str, list[float]] = {k: [] for k in (
         "sqlext cdf", "deltalake cdf", "sqlext", "deltalake", "floor")}
+    if peer:
+        times.update({"delta-spark cdf": [], "delta-spark": []})
     results: dict[str, tuple] = {}
 
     def fresh(base: str, name: str) -> str:
@@ -195,11 +221,16 @@ def main() -> None:
         ("floor", base_plain, lambda p: run_floor(spark, p, touched, source,
                                                  os.path.join(work, "floor_out"))),
     ]
+    if peer:
+        contenders += [("delta-spark cdf", base_cdf, lambda p: run_delta_spark(peer, p, source)),
+                       ("delta-spark", base_plain, lambda p: run_delta_spark(peer, p, source))]
     for run in range(args.runs):
         order = contenders if run % 2 == 0 else contenders[::-1]
         for name, base, fn in order:
             path = fresh(base, f"run{run}-{name.replace(' ', '-')}")
-            seconds, _ = timed(lambda: fn(path))
+            seconds, out = timed(lambda: fn(path))
+            if name.startswith("delta-spark"):
+                seconds = out  # timed inside delta-spark's process
             times[name].append(seconds)
             if run == 0 and name != "floor":
                 results[name] = summary(path)
@@ -216,6 +247,10 @@ def main() -> None:
               "sqlext/deltalake (cdf off)": med["sqlext"] / med["deltalake"],
               "sqlext/floor (cdf off)": med["sqlext"] / med["floor"],
               "sqlext cdf on/floor": med["sqlext cdf"] / med["floor"]}
+    if peer:
+        ratios["sqlext/delta-spark (cdf on)"] = med["sqlext cdf"] / med["delta-spark cdf"]
+        ratios["sqlext/delta-spark (cdf off)"] = med["sqlext"] / med["delta-spark"]
+        peer.close()
     for k, v in ratios.items():
         print(f"  {k:28s} {v:6.2f}x")
     print(json.dumps({"rows": args.rows, "files": args.files, "source": args.source,

@@ -153,10 +153,15 @@ class DeltaSpark:
         """Run Python in the worker (``spark``, ``DeltaTable``, ``F`` in scope); ``result``."""
         return self.request("exec", code=code)
 
-    def batch(self, requests) -> list:
-        """Run ``[(op, fields), ...]`` in one round trip; each item a value or a DeltaSparkError."""
+    def batch(self, requests, check: bool = False) -> list:
+        """Run ``[(op, fields), ...]`` in one round trip; each item a value or a DeltaSparkError
+        (with ``check``, the first error is raised instead)."""
         answers = self.request("batch", requests=[{"op": op, **fields} for op, fields in requests])
-        return [DeltaSparkError(a["error"]) if "error" in a else _decode(a["ok"]) for a in answers]
+        answers = [DeltaSparkError(a["error"]) if "error" in a else _decode(a["ok"]) for a in answers]
+        errors = [a for a in answers if isinstance(a, DeltaSparkError)]
+        if check and errors:
+            raise errors[0]
+        return answers
 
     def close(self) -> None:
         """Stop the worker's SparkSession and wait for it to exit."""

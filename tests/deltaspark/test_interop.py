@@ -1,0 +1,204 @@
+"""Interop with delta-spark 4.4 itself, both directions, at every version.
+
+- A table sqlext writes with every operation (append, overwrite, replaceWhere, partitioned
+  writes, DELETE, UPDATE, MERGE, schema evolution, OPTIMIZE, RESTORE, checkpoints, VACUUM) reads
+  the same in delta-spark at every version, with the same change feed; delta-spark's DESCRIBE
+  HISTORY names each operation and its key metrics agree with the rows delta-spark sees change.
+- A table delta-spark writes with its defaults (and checkpoints) reads the same in sqlext at
+  every version; sqlext modifies it; delta-spark reads every version again and goes on writing.
+- Tables with deletion vectors or column mapping (delta-spark's options) are refused by sqlext
+  with an error naming the feature, and left as they were.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+
+import pytest
+
+import sqlext
+from sqlext.errors import UnsupportedTableFeatureError
+from tests.support import assert_same_rows
+from tests.support.deltaspark import delta_path
+
+CHANGE_COLUMNS = ["_change_type", "_commit_version"]
+
+
+def _sql(spark, text):
+    return sqlext.sql(spark, text)
+
+
+def _assert_versions_match(spark, ds_versions, path, versions):
+    """sqlext reads each of ``versions`` as delta-spark did (``ds_versions``: read_versions)."""
+    for version in versions:
+        mine = sqlext.read(spark, str(path), versionAsOf=version).toArrow()
+        theirs = ds_versions.filter(_eq(ds_versions, version)).drop_columns(["_version"])
+        extra = [c for c in theirs.column_names if c not in mine.column_names]
+        for column in extra:  # columns of a later schema, null-filled for this version
+            assert theirs[column].null_count == len(theirs), (version, column)
+        assert_same_rows(theirs.drop_columns(extra), mine, sort_by=["id"])
+
+
+def _eq(table, version):
+    import pyarrow.compute as pc
+
+    return pc.equal(table["_version"], version)
+
+
+def _by_version(history):
+    """DESCRIBE HISTORY rows as {version: row}, map columns as dicts."""
+    def plain(value):
+        return dict(value) if isinstance(value, list) else value
+
+    return {r["version"]: {k: plain(v) for k, v in r.items()} for r in history.to_pylist()}
+
+
+def _history(spark, path):
+    """sqlext's DESCRIBE HISTORY as {version: row}."""
+    return _by_version(sqlext.DeltaTable.forPath(spark, str(path)).history().toArrow())
+
+
+def _counts(changes, version):
+    kinds = Counter(r["_change_type"] for r in changes.to_pylist() if r["_commit_version"] == version)
+    return dict(kinds)
+
+
+def test_sqlext_table_read_by_delta_spark_at_every_version(spark, delta_spark, tmp_path):
+    path = tmp_path / "events"
+    p = delta_path(path)
+    schema = "id BIGINT, v STRING, day STRING"
+    df = spark.createDataFrame([(i, f"v{i}", f"d{i % 3}") for i in range(12)], schema)
+    ops = {}
+    ops[sqlext.write(df, str(path), partitionBy=["day"])] = "WRITE"
+    ops[sqlext.write(spark.createDataFrame([(20, "x", "d1"), (21, None, "d4")], schema),
+                     str(path))] = "WRITE"
+    ops[sqlext.write(spark.createDataFrame([(30, "r", "d0")], schema), str(path), mode="overwrite",
+                     replaceWhere="day = 'd0'")] = "WRITE"
+    _sql(spark, f"DELETE FROM {p} WHERE id = 4")                 # rewrites one file
+    _sql(spark, f"DELETE FROM {p} WHERE day = 'd4'")             # whole files only
+    _sql(spark, f"UPDATE {p} SET v = upper(v), day = 'd3' WHERE id % 2 = 1")  # rows move partition
+    _sql(spark, f"""MERGE INTO {p} t
+        USING (SELECT * FROM VALUES (1, 'm1', 'd3'), (2, 'm2', 'd2'), (40, 'new', 'd5')
+               AS s(id, v, day)) s ON t.id = s.id
+        WHEN MATCHED AND s.id = 2 THEN DELETE
+        WHEN MATCHED THEN UPDATE SET *
+        WHEN NOT MATCHED THEN INSERT *
+        WHEN NOT MATCHED BY SOURCE AND t.id = 20 THEN UPDATE SET v = 'gone'""")
+    sqlext.write(spark.createDataFrame([(50, "e", "d1", 5)], schema + ", n INT"), str(path),
+                 mergeSchema=True)                               # schema evolution
+    _sql(spark, f"OPTIMIZE {p}")
+    _sql(spark, f"RESTORE TABLE {p} TO VERSION AS OF 5")
+    last = sqlext.write(spark.createDataFrame([(60, "o", "d6")], schema), str(path),
+                        mode="overwrite")                        # v10: a checkpoint is written
+    assert last == 10 and (path / "_delta_log" / "00000000000000000010.checkpoint.parquet").exists()
+    versions = list(range(last + 1))
+
+    ds_versions = delta_spark.read_versions(path, versions)
+    _assert_versions_match(spark, ds_versions, path, versions)
+
+    # The change feed of every version. delta-spark reads a range with the latest schema and
+    # refuses one across a schema change that schema cannot read (the column added at 7 and
+    # dropped by RESTORE at 9), so the feed is compared in the ranges between those changes.
+    ranges = ((0, 6), (7, 8), (9, 10))
+    answers = delta_spark.batch([("changes", {"path": str(path), "start": a, "end": b})
+                                 for a, b in ranges] + [("history", {"path": str(path)})], check=True)
+    for (start, end), theirs in zip(ranges, answers):
+        mine = sqlext.changes(spark, str(path), startingVersion=start, endingVersion=end).toArrow()
+        assert_same_rows(theirs.drop_columns(["_commit_timestamp"]),
+                         mine.drop_columns(["_commit_timestamp"]), sort_by=["_commit_version", "id"])
+    feed = answers[0]
+
+    history = _by_version(answers[-1])
+    mine = _history(spark, path)
+    assert [history[v]["operation"] for v in versions] == [
+        "WRITE", "WRITE", "WRITE", "DELETE", "DELETE", "UPDATE", "MERGE", "WRITE", "OPTIMIZE",
+        "RESTORE", "WRITE"]
+    for v in versions:  # sqlext's DESCRIBE HISTORY says what delta-spark's says
+        for column in ("operation", "operationParameters", "operationMetrics", "readVersion",
+                       "isolationLevel", "isBlindAppend", "userMetadata"):
+            assert history[v][column] == mine[v][column], (v, column)
+    metrics = {v: history[v]["operationMetrics"] for v in versions}
+    rows_at = {v: ds_versions.filter(_eq(ds_versions, v)).num_rows for v in versions}
+    assert int(metrics[3]["numDeletedRows"]) == rows_at[2] - rows_at[3] == 1
+    assert int(metrics[5]["numUpdatedRows"]) == _counts(feed, 5)["update_postimage"]
+    assert {k: int(metrics[6][k]) for k in ("numTargetRowsUpdated", "numTargetRowsDeleted",
+                                            "numTargetRowsInserted")} == {
+        "numTargetRowsUpdated": _counts(feed, 6)["update_postimage"],
+        "numTargetRowsDeleted": _counts(feed, 6)["delete"],
+        "numTargetRowsInserted": _counts(feed, 6)["insert"]}
+    assert int(metrics[8]["numRemovedFiles"]) > int(metrics[8]["numAddedFiles"]) >= 1
+    assert history[9]["operationParameters"]["version"] == "5"
+
+    # VACUUM RETAIN 0 HOURS: afterwards delta-spark reads the latest version and the history.
+    _sql(spark, f"VACUUM {p} RETAIN 0 HOURS")
+    after = delta_spark.batch([("sql", {"sql": f"SELECT * FROM {p}"}),
+                               ("history", {"path": str(path)})], check=True)
+    assert_same_rows(after[0], sqlext.read(spark, str(path)).toArrow())
+    assert [r["operation"] for r in after[1].to_pylist()][:2] == ["VACUUM END", "VACUUM START"]
+
+
+def test_delta_spark_table_read_modified_by_sqlext_and_read_back(spark, delta_spark, tmp_path):
+    path = tmp_path / "theirs"
+    p = delta_path(path)
+    # delta-spark's defaults (no change feed), checkpoints every 2 commits to exercise its
+    # checkpoints and _last_checkpoint.
+    delta_spark.batch([("sql", {"sql": sql}) for sql in (
+        f"CREATE TABLE {p} (id BIGINT, v STRING, day DATE, amount DECIMAL(10, 2)) USING delta "
+        "PARTITIONED BY (day) TBLPROPERTIES (delta.checkpointInterval = 2)",
+        f"INSERT INTO {p} SELECT id, concat('v', id), date_add(DATE'2024-01-01', CAST(id % 3 AS INT)),"
+        " CAST(id AS DECIMAL(10, 2)) / 4 FROM range(20)",
+        f"DELETE FROM {p} WHERE id IN (3, 4)",
+        f"UPDATE {p} SET v = 'u' WHERE id > 15",
+        f"MERGE INTO {p} t USING (SELECT id, 'm' AS v, DATE'2024-02-01' AS day, "
+        "CAST(1 AS DECIMAL(10, 2)) AS amount FROM range(18, 23)) s ON t.id = s.id "
+        "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *",
+        f"INSERT OVERWRITE {p} REPLACE WHERE day = DATE'2024-01-02' "
+        "SELECT 100L, 'r', DATE'2024-01-02', CAST(2.5 AS DECIMAL(10, 2))",
+    )], check=True)
+    assert (path / "_delta_log" / "_last_checkpoint").exists()
+    theirs = delta_spark.read_versions(path, range(6))
+    _assert_versions_match(spark, theirs, path, range(6))
+
+    # sqlext modifies the table: append, DELETE, UPDATE, MERGE (versions 6-9)
+    _sql(spark, f"INSERT INTO {p} VALUES (200, 'a', DATE'2024-03-01', 7.25)")
+    _sql(spark, f"DELETE FROM {p} WHERE id = 5")
+    _sql(spark, f"UPDATE {p} SET amount = amount * 2 WHERE day = DATE'2024-01-01'")
+    _sql(spark, f"""MERGE INTO {p} t USING (SELECT * FROM VALUES (200L, 'b'), (300L, 'c')
+        AS s(id, v)) s ON t.id = s.id
+        WHEN MATCHED THEN UPDATE SET v = s.v
+        WHEN NOT MATCHED THEN INSERT (id, v, day, amount) VALUES (s.id, s.v, DATE'2024-03-02', 0)""")
+    after = delta_spark.batch([
+        ("read_versions", {"path": str(path), "versions": list(range(10))}),
+        ("history", {"path": str(path)}),
+        ("sql", {"sql": f"INSERT INTO {p} VALUES (400, 'ds', DATE'2024-04-01', 1)"}),  # v10
+        ("sql", {"sql": f"DELETE FROM {p} WHERE id = 300"}),                           # v11
+        ("read_versions", {"path": str(path), "versions": [10, 11]}),
+    ], check=True)
+    _assert_versions_match(spark, after[0], path, range(10))
+    history = _by_version(after[1])
+    assert [history[v]["operation"] for v in range(6, 10)] == ["WRITE", "DELETE", "UPDATE", "MERGE"]
+    assert history[7]["operationMetrics"]["numDeletedRows"] == "1"
+    assert history[9]["operationMetrics"]["numTargetRowsInserted"] == "1"
+    _assert_versions_match(spark, after[4], path, [10, 11])
+
+
+@pytest.mark.parametrize("feature, properties, statement", [
+    ("deletionVectors", "delta.enableDeletionVectors = true", "DELETE FROM {p} WHERE id = 1"),
+    ("columnMapping", "delta.columnMapping.mode = 'name'", "ALTER TABLE {p} RENAME COLUMN v TO w"),
+])
+def test_delta_spark_features_sqlext_refuses(spark, delta_spark, tmp_path, feature, properties,
+                                             statement):
+    path = tmp_path / feature
+    p = delta_path(path)
+    delta_spark.batch([("sql", {"sql": sql}) for sql in (
+        f"CREATE TABLE {p} (id BIGINT, v STRING) USING delta TBLPROPERTIES ({properties})",
+        f"INSERT INTO {p} VALUES (1, 'a'), (2, 'b')",
+        statement.format(p=p),
+    )], check=True)
+    log_before = sorted(os.listdir(path / "_delta_log"))
+    with pytest.raises(UnsupportedTableFeatureError, match=feature):
+        sqlext.read(spark, str(path)).collect()
+    with pytest.raises(UnsupportedTableFeatureError, match=feature):
+        _sql(spark, f"DELETE FROM {p} WHERE id = 2")
+    assert sorted(os.listdir(path / "_delta_log")) == log_before
