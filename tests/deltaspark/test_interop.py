@@ -153,7 +153,7 @@ def test_delta_spark_table_read_modified_by_sqlext_and_read_back(spark, delta_sp
         f"MERGE INTO {p} t USING (SELECT id, 'm' AS v, DATE'2024-02-01' AS day, "
         "CAST(1 AS DECIMAL(10, 2)) AS amount FROM range(18, 23)) s ON t.id = s.id "
         "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *",
-        f"INSERT OVERWRITE {p} REPLACE WHERE day = DATE'2024-01-02' "
+        f"INSERT INTO {p} REPLACE WHERE day = DATE'2024-01-02' "
         "SELECT 100L, 'r', DATE'2024-01-02', CAST(2.5 AS DECIMAL(10, 2))",
     )], check=True)
     assert (path / "_delta_log" / "_last_checkpoint").exists()
