@@ -26,7 +26,7 @@ _TIMED = """
 import time
 _start = time.perf_counter()
 _rows = spark.sql(STATEMENT).collect()
-result = {"seconds": time.perf_counter() - _start, "rows": [r.asDict() for r in _rows][:5]}
+result = {"seconds": time.perf_counter() - _start, "rows": [r.asDict(recursive=True) for r in _rows][:5]}
 """
 
 

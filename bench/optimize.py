@@ -8,9 +8,11 @@ works on a fresh copy:
   file, collect its statistics, commit dataChange=false adds/removes);
 - plain Spark (the floor): ``spark.read.parquet(<the 1,000 files>).coalesce(1).write.parquet`` to a
   new directory (no log, no statistics);
-- deltalake: ``DeltaTable.optimize.compact()`` (delta-rs, same table), as a second peer.
+- deltalake: ``DeltaTable.optimize.compact()`` (delta-rs, same table), as a second peer;
+- delta-spark (with ``--delta-spark``): ``OPTIMIZE delta.`<copy>``` by delta-spark 4.4 in its own
+  process with the same Spark settings, timed there (``bench/_deltaspark.py``).
 
-    .venv/bin/python bench/optimize.py [--files 1000 --rows 1000000 --runs 3]
+    .venv/bin/python bench/optimize.py [--files 1000 --rows 1000000 --runs 3] [--delta-spark]
 """
 
 from __future__ import annotations
@@ -35,6 +37,8 @@ def main() -> None:
     parser.add_argument("--files", type=int, default=1000)
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--delta-spark", action="store_true",
+                        help="also time delta-spark (.venv-delta, a second process)")
     args = parser.parse_args()
     spark = sqlext.session(master="local[2]", **{"spark.sql.shuffle.partitions": "2"})
     root = tempfile.mkdtemp(prefix="sqlext-bench-optimize-")
@@ -62,6 +66,17 @@ def main() -> None:
 
     contenders = {"sqlext": sqlext_optimize, "plain Spark": plain_spark,
                   "deltalake": deltalake_compact}
+    peer = None
+    if args.delta_spark:
+        from bench._deltaspark import Peer, table
+        peer = Peer(spark, os.path.join(root, "delta-spark.log"))
+
+        def delta_spark_optimize(path):
+            seconds, rows = peer.timed_sql(f"OPTIMIZE {table(path)}")
+            assert rows[0]["metrics"]["numFilesRemoved"] == len(files), rows
+            return seconds
+
+        contenders["delta-spark"] = delta_spark_optimize
     times: dict[str, list[float]] = {name: [] for name in contenders}
     try:
         for run in range(-1, args.runs):          # run -1 warms the JVM up and is not counted
@@ -69,11 +84,13 @@ def main() -> None:
                 copy = os.path.join(root, f"run{run}-{name.replace(' ', '_')}")
                 shutil.copytree(template, copy)
                 start = time.perf_counter()
-                fn(copy)
+                own = fn(copy)                    # delta-spark's time, taken in its process
                 if run >= 0:
-                    times[name].append(time.perf_counter() - start)
+                    times[name].append(own if own is not None else time.perf_counter() - start)
                 shutil.rmtree(copy)
     finally:
+        if peer:
+            peer.close()
         shutil.rmtree(root, ignore_errors=True)
     best = {name: min(t) for name, t in times.items()}
     print(f"\nOPTIMIZE of {len(files)} small files (best of {args.runs}; all runs "
