@@ -7,7 +7,9 @@ separating ``;``, surrounding whitespace stripped, comments kept), which is what
 
 from __future__ import annotations
 
+import functools
 import re
+import types
 from collections.abc import Iterator
 
 from sqlglot import exp
@@ -16,6 +18,7 @@ from sqlglot.errors import ParseError as SqlglotParseError
 from sqlglot.tokens import Token, TokenType
 
 from sqlext.errors import ParseError
+from sqlext.sql import splice
 from sqlext.sql.dialect import Sqlext
 
 # A syntax error in a statement of a form sqlext implements raises ParseError; any other statement
@@ -77,6 +80,7 @@ def parse_statements(text: str) -> list[exp.Expression]:
         sql = text[start:end].strip()
         stmt = _parse_one(dialect, chunk, text, sql, end)
         stmt.meta["sql"] = sql
+        stmt.meta[splice.SQL_OFFSET] = start + len(text[start:end]) - len(text[start:end].lstrip())
         statements.append(stmt)
     return statements
 
@@ -96,18 +100,48 @@ def _split(tokens: list[Token], size: int) -> Iterator[tuple[list[Token], int, i
         yield chunk, start, size
 
 
+def _spanned(method):
+    """``method``, recording on the node it returns the region of the script it read."""
+
+    @functools.wraps(method)
+    def parse(self, *args, **kwargs):
+        start = self._index
+        result = method(self, *args, **kwargs)
+        if isinstance(result, exp.Expression) and self._index > start:
+            begin, end = self._tokens[start].start, self._tokens[self._index - 1].end + 1
+            found = result.meta.get(splice.SPAN)
+            if found is not None:   # a node the callee built and this method extended
+                begin, end = min(begin, found[1]), max(end, found[2])
+            result.meta[splice.SPAN] = (self.sql, begin, end)
+        return result
+
+    return parse
+
+
+class _SpanParser(Sqlext.Parser):
+    """The sqlext parser, each node knowing where in the script it was written (see
+    :mod:`sqlext.sql.splice`)."""
+
+
+for _name, _method in list(vars(Sqlext.Parser).items()) + [
+        (n, m) for c in Sqlext.Parser.__mro__[1:] for n, m in vars(c).items()]:
+    if _name.startswith("_parse") and isinstance(_method, types.FunctionType) \
+            and _name not in vars(_SpanParser):
+        setattr(_SpanParser, _name, _spanned(_method))
+
+
 def _parse_one(
     dialect: Sqlext, chunk: list[Token], text: str, sql: str, end: int
 ) -> exp.Expression:
-    parser = dialect.parser(error_level=ErrorLevel.IMMEDIATE)
+    parser = _SpanParser(error_level=ErrorLevel.IMMEDIATE, dialect=dialect)
     try:
         stmt = parser.parse(chunk, text)[0]
     except SqlglotParseError as e:
         if not _is_owned(chunk):
-            return _passthrough(chunk[0], text[chunk[0].end + 1 : end])
+            return _passthrough(chunk[0], text[chunk[0].end + 1 : end], text, chunk[-1])
         raise _syntax_error(text, sql, getattr(parser, "error_token", None), e) from None
     if isinstance(stmt, exp.Command):
-        return _passthrough(chunk[0], text[chunk[0].end + 1 : end])
+        return _passthrough(chunk[0], text[chunk[0].end + 1 : end], text, chunk[-1])
     return stmt
 
 
@@ -130,9 +164,12 @@ def _is_owned(chunk: list[Token]) -> bool:
     return False
 
 
-def _passthrough(first: Token, rest: str) -> exp.Command:
-    """A Command of the statement's first word and the original text after it."""
-    return exp.Command(this=first.text.upper(), expression=exp.Literal.string(rest.strip()))
+def _passthrough(first: Token, rest: str, text: str, last: Token) -> exp.Command:
+    """A Command of the statement's first word and the original text after it (its span: the
+    statement's text, which is what Spark runs)."""
+    command = exp.Command(this=first.text.upper(), expression=exp.Literal.string(rest.strip()))
+    command.meta[splice.SPAN] = (text, first.start, last.end + 1)
+    return command
 
 
 def _syntax_error(text: str, sql: str, token: Token | None, error: SqlglotParseError) -> ParseError:

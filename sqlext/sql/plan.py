@@ -17,29 +17,36 @@ from sqlglot import exp
 
 from sqlext.errors import AnalysisException
 from sqlext.sql import spark_errors
+from sqlext.sql.splice import Rendered
 
 
 @dataclass
 class Plan:
     """What runs a statement. ``sql`` is the SQL handed to Spark, if any (for tests and the
-    benchmark); ``labels`` maps the temporary view names in it to what the user wrote."""
+    benchmark); ``labels`` maps the temporary view names in it to what the user wrote;
+    ``texts`` are the SQL texts handed to Spark, with where they came from in the user's script
+    (so Spark's errors point into the user's text)."""
 
     run: Callable[[], DataFrame | None]
     sql: str | None = None
     labels: dict[str, str] = field(default_factory=dict)
+    texts: list[Rendered] = field(default_factory=list)
 
 
-def spark_sql(spark: SparkSession, sql: str, labels: dict[str, str] | None = None) -> DataFrame:
+def spark_sql(spark: SparkSession, sql: str, labels: dict[str, str] | None = None,
+              texts: list[Rendered] | None = None) -> DataFrame:
     """``spark.sql(sql)`` with Spark's errors raised as sqlext's."""
     try:
         return spark.sql(sql)
     except spark_errors.spark_exceptions() as exc:
-        raise spark_errors.translate(exc, labels) from exc
+        raise spark_errors.translate(exc, labels, texts) from exc
 
 
-def passthrough(spark: SparkSession, sql: str) -> Plan:
+def passthrough(spark: SparkSession, sql: str | Rendered) -> Plan:
     """A statement Spark runs as written."""
-    return Plan(lambda: spark_sql(spark, sql), sql)
+    rendered = sql if isinstance(sql, Rendered) else Rendered(sql)
+    return Plan(lambda: spark_sql(spark, rendered.text, None, [rendered]), rendered.text,
+                texts=[rendered])
 
 
 @contextlib.contextmanager

@@ -24,9 +24,10 @@ from sqlext.engine.write import write
 from sqlext.errors import AnalysisException, TableNotFoundError, UnsupportedOperationError
 from sqlext.log.table import DeltaLog
 from sqlext.sql import plan as P
+from sqlext.sql import splice
 from sqlext.sql.assign import assign, check_not_null
 from sqlext.sql.nodes import MergeInto, delta_path
-from sqlext.sql.plan_read import ReadRewriter, plan_query
+from sqlext.sql.plan_read import ReadRewriter, drop_db_qualifier, plan_query
 from sqlext.sql.resolve import Kind, Resolver, label
 
 
@@ -56,6 +57,7 @@ class _Expressions:
 
     def __init__(self, resolver: Resolver, table: exp.Table):
         self.rewriter = ReadRewriter(resolver)
+        self.texts: list[splice.Rendered] = []
         self.db_qualifier = (table.text("db").lower(), table.name.lower()) \
             if table.args.get("db") and delta_path(table) is None else None
 
@@ -68,9 +70,10 @@ class _Expressions:
         if self.db_qualifier:  # db.t.col -> t.col (the target is aliased t)
             for column in node.find_all(exp.Column):
                 if (column.text("db").lower(), column.text("table").lower()) == self.db_qualifier:
-                    column.set("db", None)
-                    column.set("catalog", None)
-        return node.sql(dialect="spark")
+                    drop_db_qualifier(column)
+        rendered = splice.render(node)   # the user's text, only the rewritten names replaced
+        self.texts.append(rendered)
+        return rendered.text
 
     @property
     def labels(self) -> dict[str, str]:
@@ -119,7 +122,7 @@ def plan_insert(resolver: Resolver, stmt: exp.Insert) -> P.Plan | None:
         query.set("with_", stmt.args["with_"].copy())
     source = plan_query(resolver, query)
     where = stmt.args.get("where")
-    replace_where = where.sql(dialect="spark") if where is not None else None
+    replace_where = splice.render(where).text if where is not None else None
     spark = resolver.spark
 
     def run():
@@ -157,21 +160,21 @@ def plan_insert(resolver: Resolver, stmt: exp.Insert) -> P.Plan | None:
             if _dynamic(spark):
                 mode = "dynamic"
             else:
-                predicate = exp.and_(*[exp.EQ(this=exp.column(pcols[n.lower()], quoted=True),
-                                              expression=v.copy()) for n, v in static.items()]
-                                     ).sql(dialect="spark")
+                predicate = splice.render(exp.and_(*[
+                    exp.EQ(this=exp.column(pcols[n.lower()], quoted=True), expression=v.copy())
+                    for n, v in static.items()])).text
         write(spark, data, ref.display, "overwrite" if overwrite else "append",
               replaceWhere=predicate, partitionOverwriteMode=mode, tableRef=ref)
         return None
 
-    return P.Plan(run, source.sql(), source.labels)
+    return P.Plan(run, source.sql(), source.labels, [source.rendered])
 
 
 def _constant(value: exp.Expression):
     try:
         return F.lit(P.literal(value))
     except ValueError:
-        return F.expr(value.sql(dialect="spark"))
+        return F.expr(splice.render(value).text)
 
 
 def _dynamic(spark: SparkSession) -> bool:
@@ -215,7 +218,7 @@ def plan_delete(resolver: Resolver, stmt: exp.Delete) -> P.Plan | None:
             result = delete(spark, _log(ref), condition, alias=alias)
         return _affected(spark, result.metrics, {"num_affected_rows": "numDeletedRows"})
 
-    return P.Plan(run, condition, exprs.labels)
+    return P.Plan(run, condition, exprs.labels, exprs.texts)
 
 
 def plan_update(resolver: Resolver, stmt: exp.Update) -> P.Plan | None:
@@ -236,7 +239,7 @@ def plan_update(resolver: Resolver, stmt: exp.Update) -> P.Plan | None:
             result = update(spark, _log(ref), condition, assignments, alias=alias)
         return _affected(spark, result.metrics, {"num_affected_rows": "numUpdatedRows"})
 
-    return P.Plan(run, condition, exprs.labels)
+    return P.Plan(run, condition, exprs.labels, exprs.texts)
 
 
 def plan_truncate(resolver: Resolver, stmt: exp.TruncateTable) -> P.Plan | None:
@@ -307,8 +310,7 @@ def plan_merge(resolver: Resolver, stmt: MergeInto) -> P.Plan | None:
     if isinstance(using, exp.Subquery):
         query, source_alias = using.this, using.alias or None
     elif isinstance(using, exp.Table):
-        bare = using.copy()
-        bare.set("alias", None)
+        bare = using.copy()   # its alias (kept, as in the user's text) is harmless here
         query, source_alias = exp.select("*").from_(bare), using.alias or (
             None if delta_path(using) is not None else using.name)
     else:
@@ -336,7 +338,8 @@ def plan_merge(resolver: Resolver, stmt: MergeInto) -> P.Plan | None:
                 builder = builder.withSchemaEvolution()
             return builder.execute()
 
-    return P.Plan(run, source.sql(), {**source.labels, **exprs.labels})
+    return P.Plan(run, source.sql(), {**source.labels, **exprs.labels},
+                  [source.rendered, *exprs.texts])
 
 
 def _when(when: exp.When, exprs: _Expressions, alias: str | None, text: str):

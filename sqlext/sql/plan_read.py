@@ -22,7 +22,8 @@ from sqlext.engine.read import resolve_snapshot
 from sqlext.engine.scan import scan
 from sqlext.errors import AnalysisException, TableNotFoundError, UnsupportedOperationError
 from sqlext.log.pruning import Pruner, referenced_columns
-from sqlext.sql import change_reads
+from sqlext.log.storage import normalize_location
+from sqlext.sql import change_reads, splice
 from sqlext.sql import plan as P
 from sqlext.sql.nodes import delta_path
 from sqlext.sql.pushdown import file_filter
@@ -76,13 +77,18 @@ class ReadPlan:
     def labels(self) -> dict[str, str]:
         return {b.name: b.label for b in self.bindings}
 
+    @functools.cached_property
+    def rendered(self) -> splice.Rendered:
+        """The SQL Spark runs: the user's text with the replaced references spliced in."""
+        return splice.render(self.tree)
+
     def sql(self) -> str:
-        return self.tree.sql(dialect="spark")
+        return self.rendered.text
 
     def dataframe(self, spark: SparkSession) -> DataFrame:
         """Run the (query) tree with its views bound."""
         with P.bound(spark, self.bindings):
-            return P.spark_sql(spark, self.sql(), self.labels)
+            return P.spark_sql(spark, self.sql(), self.labels, [self.rendered])
 
 
 class ReadRewriter:
@@ -162,29 +168,47 @@ class ReadRewriter:
             binding.timestamp = version.expression
 
     def _bind_table_changes(self, table: exp.Table) -> None:
+        function = table.this.name.lower()
+        by_path = function == "table_changes_by_path"
         name_expr, read = change_reads.from_function(table.this)
         try:
             name = P.literal(name_expr)
         except ValueError:
             name = None
-        if not isinstance(name, str):
-            raise AnalysisException("table_changes: the first argument must be the table name "
-                                    "as a string, e.g. table_changes('db.t', 1)")
-        ref = Catalog(self.resolver.spark).resolve(name) if name else None
+        if not isinstance(name, str) or not name:
+            example = "table_changes_by_path('/data/t', 1)" if by_path else \
+                "table_changes('db.t', 1)"
+            raise AnalysisException(f"{function}: the first argument must be the table "
+                                    f"{'path' if by_path else 'name'} as a string, e.g. {example}")
+        if by_path:
+            ref = TableRef(normalize_location(name))
+        else:
+            ref = Catalog(self.resolver.spark).resolve(name)
         if ref is None or not has_delta_log(ref.location):
-            raise TableNotFoundError(f"table_changes: {name!r} is not a sqlext (Delta) table")
-        self._replace(table, Binding(_view_name(), ref, f"table_changes('{name}')", changes=read))
-        if not table.alias:
-            table.set("alias", exp.TableAlias(this=exp.to_identifier("table_changes")))
+            raise TableNotFoundError(f"{function}: {name!r} is not a sqlext (Delta) table")
+        alias = None if table.alias else function
+        self._replace(table, Binding(_view_name(), ref, f"{function}('{name}')", changes=read),
+                      alias)
 
-    def _replace(self, table: exp.Table, binding: Binding) -> None:
-        if not table.args.get("alias") and isinstance(table.this, exp.Identifier) \
-                and delta_path(table) is None:
-            table.set("alias", exp.TableAlias(this=table.this.copy()))
+    def _replace(self, table: exp.Table, binding: Binding, alias: str | None = None) -> None:
+        """Point ``table`` at the binding's view; in the text, the name (with its time travel
+        or CHANGES clause) becomes the view's name, aliased as the user named the table."""
+        start, end = _name_region(table)
+        if not table.args.get("alias"):
+            if alias is None and isinstance(table.this, exp.Identifier) \
+                    and delta_path(table) is None:
+                table.set("alias", exp.TableAlias(this=table.this.copy()))
+                alias = splice.original(table.this) or table.this.sql(dialect="spark")
+            elif alias is not None:
+                table.set("alias", exp.TableAlias(this=exp.to_identifier(alias)))
+        text = binding.name if alias is None else f"{binding.name} AS {alias}"
+        if start is not None:
+            splice.splice(table, start, end, text)
         for arg in ("db", "catalog", "version", "changes"):
             table.set(arg, None)
         table.set("this", exp.to_identifier(binding.name))
         self.bindings.append(binding)
+
 
     def _expand_view(self, table: exp.Table, view, depth: int) -> None:
         if depth >= MAX_VIEW_DEPTH:
@@ -194,10 +218,16 @@ class ReadRewriter:
         self.rewrite(query, depth=depth + 1)
         _rename_ctes(query)
         alias = table.args.get("alias")
+        alias_text = splice.original(alias) if alias else None
         alias = alias.copy() if alias else exp.TableAlias(this=exp.to_identifier(view.name))
         if view.columns and not alias.args.get("columns"):
             alias.set("columns", [exp.to_identifier(c) for c in view.columns])
-        table.replace(exp.Subquery(this=query, alias=alias))
+            alias_text = None
+        subquery = exp.Subquery(this=query, alias=alias)
+        text = f"({splice.render(query).text}) " + (alias_text or
+                                                     "AS " + alias.sql(dialect="spark"))
+        table.replace(subquery)
+        splice.adopt(subquery, table, text)
 
 
 def _rename_ctes(query: exp.Expression) -> None:
@@ -209,14 +239,27 @@ def _rename_ctes(query: exp.Expression) -> None:
         return
     names = {}
     for cte in with_.expressions:
-        names[cte.alias.lower()] = f"{cte.alias}_{_view_name()}"
-        cte.set("alias", exp.TableAlias(this=exp.to_identifier(names[cte.alias.lower()])))
+        new = names[cte.alias.lower()] = f"{cte.alias}_{_view_name()}"
+        old = cte.args["alias"].this
+        _rename(cte, old, exp.to_identifier(new).sql(dialect="spark"))
+        old.set("this", new)
     for table in query.find_all(exp.Table):
         new = names.get(table.name.lower()) if not table.args.get("db") else None
         if new and isinstance(table.this, exp.Identifier):
             if not table.args.get("alias"):
                 table.set("alias", exp.TableAlias(this=table.this.copy()))
+                name = exp.to_identifier(new).sql(dialect="spark")
+                _rename(table, table.this, f"{name} AS "
+                        f"{splice.original(table.this) or table.this.sql(dialect='spark')}")
+            else:
+                _rename(table, table.this, exp.to_identifier(new).sql(dialect="spark"))
             table.set("this", exp.to_identifier(new))
+
+
+def _rename(node: exp.Expression, name: exp.Identifier, text: str) -> None:
+    found = splice.region(name)
+    if found is not None:
+        splice.splice(node, *found, text)
 
 
 @functools.lru_cache(maxsize=256)
@@ -228,7 +271,27 @@ def _view_query(sql: str) -> exp.Expression:
 
 
 def _is_table_changes(table: exp.Table) -> bool:
-    return isinstance(table.this, exp.Anonymous) and table.this.name.lower() == "table_changes"
+    return isinstance(table.this, exp.Anonymous) and table.this.name.lower() in (
+        "table_changes", "table_changes_by_path")
+
+
+def _name_region(table: exp.Table) -> tuple[int | None, int | None]:
+    """The text of a table reference's name, time travel and CHANGES clause (not its alias)."""
+    parts = [table.this] + [table.args.get(a) for a in ("db", "catalog", "version", "changes")]
+    regions = [splice.region(p) for p in parts if p is not None]
+    if not regions or None in regions:
+        return None, None
+    return min(r[0] for r in regions), max(r[1] for r in regions)
+
+
+def drop_db_qualifier(column: exp.Column) -> None:
+    """``db.t.col`` -> ``t.col`` (in the tree and the text)."""
+    first = column.args.get("catalog") or column.args.get("db")
+    start, table = splice.region(first), splice.region(column.args["table"])
+    if start is not None and table is not None:
+        splice.splice(column, start[0], table[0], "")
+    column.set("db", None)
+    column.set("catalog", None)
 
 
 def _is_cte(table: exp.Table) -> bool:
@@ -250,8 +313,7 @@ def _strip_qualifiers(root: exp.Expression, rewritten: set[tuple[str, str]]) -> 
     for column in root.find_all(exp.Column):
         if column.args.get("db") and (column.text("db").lower(),
                                       column.text("table").lower()) in rewritten:
-            column.set("db", None)
-            column.set("catalog", None)
+            drop_db_qualifier(column)
 
 
 def plan_reads(resolver: Resolver, stmt: exp.Expression,
@@ -275,8 +337,8 @@ def plan_generic(resolver: Resolver, stmt: exp.Expression,
     spark = resolver.spark
     reads = plan_reads(resolver, stmt, skip)
     if reads is None:
-        return P.passthrough(spark, stmt.meta.get("sql") or stmt.sql(dialect="spark"))
-    return P.Plan(lambda: reads.dataframe(spark), reads.sql(), reads.labels)
+        return P.passthrough(spark, splice.statement(stmt))
+    return P.Plan(lambda: reads.dataframe(spark), reads.sql(), reads.labels, [reads.rendered])
 
 
 def plan_query(resolver: Resolver, query: exp.Expression) -> ReadPlan:

@@ -12,6 +12,7 @@ from sqlglot import exp
 
 from sqlext.errors import AnalysisException, TableAlreadyExistsError, UnsupportedOperationError
 from sqlext.sql import plan as P
+from sqlext.sql import splice
 from sqlext.sql.plan_read import ReadRewriter, _is_cte, plan_reads
 from sqlext.sql.resolve import Kind, Resolver, has_delta_log, label, spark_name
 from sqlext.sql.views import ViewDef
@@ -71,7 +72,7 @@ def plan_create_view(resolver: Resolver, stmt: exp.Create) -> P.Plan | None:
     stored = query.copy()
     if not temporary:
         _qualify(resolver, stored, schema, text)
-    view = ViewDef(name, stored.sql(dialect="sqlext"), None if temporary else schema, columns,
+    view = ViewDef(name, splice.render(stored).text, None if temporary else schema, columns,
                    comment, column_comments)
     check = plan_reads(resolver, query)
 
@@ -146,6 +147,10 @@ def _qualify(resolver: Resolver, query: exp.Expression, schema: str, text: str) 
                                     f"temporary view {table.name}")
         if resolver.resolve(table).kind is Kind.SPARK and resolver.spark_temp_view(table.name):
             continue
+        found = splice.region(table.this)
+        if found is not None:
+            splice.splice(table, found[0], found[0],
+                          exp.to_identifier(schema).sql(dialect="spark") + ".")
         table.set("db", exp.to_identifier(schema))
 
 

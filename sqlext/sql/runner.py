@@ -20,7 +20,7 @@ from sqlext.errors import AnalysisException, SqlextError, UnsupportedOperationEr
 from sqlext.sql import (describe, maintenance, nodes, plan_catalog, plan_clone, plan_ddl,
                         plan_dml, plan_views)
 from sqlext.sql import plan as P
-from sqlext.sql import spark_errors
+from sqlext.sql import spark_errors, splice
 from sqlext.sql.parse import parse_statements
 from sqlext.sql.plan_read import plan_generic
 from sqlext.sql.resolve import Resolver, label
@@ -53,7 +53,7 @@ def execute(resolver: Resolver, stmt: exp.Expression) -> DataFrame | None:
         try:
             return plan.run()
         except spark_errors.spark_exceptions() as exc:
-            raise spark_errors.translate(exc, plan.labels) from exc
+            raise spark_errors.translate(exc, plan.labels, plan.texts) from exc
         except SqlextError as exc:   # engine messages may quote the rendered SQL
             spark_errors.relabel(exc, plan.labels)
             raise
@@ -168,7 +168,7 @@ def _plan_command(resolver: Resolver, stmt: exp.Command) -> P.Plan:
             if resolver.resolve(table).is_sqlext and not _spark_knows(spark, table):
                 raise unsupported(table)
         try:
-            return P.spark_sql(spark, sql)
+            return P.spark_sql(spark, sql, None, [splice.statement(stmt)])
         except AnalysisException as exc:
             for table in _names_in(sql):
                 if resolver.resolve(table).is_sqlext:

@@ -1,5 +1,6 @@
 """Spark's errors as sqlext's: the same message, without the query plan Spark appends, with the
-temporary view names sqlext bound replaced by the references the user wrote."""
+temporary view names sqlext bound replaced by the references the user wrote, and positions (and
+the quoted SQL) in the user's own script rather than in the text sqlext handed Spark."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ from sqlext.errors import AnalysisException, ParseError, SqlextError
 
 _PLAN_START = re.compile(r"\n(?:'|\+- |== |:- |\[?[A-Z]\w* \[)")
 _PARSE_POSITION = re.compile(r"\(line (\d+), pos (\d+)\)")
+_POSITION = re.compile(r"(\(line |\bline )(\d+)(,? pos )(\d+)")
+_SQL_BLOCK = "\n== SQL =="
 
 
 def spark_exceptions() -> tuple[type[BaseException], ...]:
@@ -19,17 +22,23 @@ def spark_exceptions() -> tuple[type[BaseException], ...]:
     return (PySparkException, Py4JJavaError)
 
 
-def translate(error: BaseException, labels: dict[str, str] | None = None) -> SqlextError:
+def translate(error: BaseException, labels: dict[str, str] | None = None,
+              texts: list | None = None) -> SqlextError:
     """``error`` (raised by Spark) as a :class:`~sqlext.errors.SqlextError` subclass.
 
     Spark's parse errors become :class:`ParseError` (with ``line`` and ``column``), its analysis
     errors (unknown table or column, type errors) :class:`AnalysisException`, the rest
-    :class:`SqlextError`. ``labels`` maps bound view names to what the user wrote.
+    :class:`SqlextError`. ``labels`` maps bound view names to what the user wrote; ``texts``
+    (:class:`~sqlext.sql.splice.Rendered`) are the SQL texts handed to Spark, so that the
+    position Spark reports, and the SQL it quotes, become those of the user's script.
     """
     from pyspark.errors import AnalysisException as SparkAnalysisException
     from pyspark.errors import ParseException
 
     message = _message(error)
+    rendered = _source_of(message, texts or [])
+    if rendered is not None:
+        message = _in_user_text(message, rendered)
     for name, text in (labels or {}).items():
         message = message.replace(name, text)
     if isinstance(error, ParseException):
@@ -46,6 +55,56 @@ def relabel(error: SqlextError, labels: dict[str, str]) -> None:
         for name, text in labels.items():
             message = message.replace(name, text)
         error.args = (message, *error.args[1:])
+
+
+def _source_of(message: str, texts: list):
+    """Which of the texts Spark's error is about: the one it quotes, or the only one."""
+    texts = [t for t in texts if t.script is not None]
+    if _SQL_BLOCK in message:
+        quoted = message.split(_SQL_BLOCK, 1)[1]
+        for rendered in texts:
+            if rendered.text.strip() and rendered.text.strip().splitlines()[0] in quoted:
+                return rendered
+        return None
+    return texts[0] if len(texts) == 1 else None
+
+
+def _in_user_text(message: str, rendered) -> str:
+    """Spark's ``line l, pos p`` in ``rendered.text`` -> the same place in the user's script,
+    and its ``== SQL ==`` quote -> the user's lines, the caret under that place."""
+    script = rendered.script
+    where: list[int] = []
+
+    def position(match: re.Match) -> str:
+        lines = rendered.text.split("\n")
+        line, pos = int(match.group(2)), int(match.group(4))
+        if not 0 < line <= len(lines):
+            return match.group(0)
+        offset = sum(len(x) + 1 for x in lines[: line - 1]) + min(pos, len(lines[line - 1]))
+        mapped = rendered.script_offset(offset)
+        if mapped is None:
+            return match.group(0)
+        where.append(mapped)
+        user_line = script.count("\n", 0, mapped) + 1
+        user_pos = mapped - (script.rfind("\n", 0, mapped) + 1)
+        return f"{match.group(1)}{user_line}{match.group(3)}{user_pos}"
+
+    head, sep, _ = message.partition(_SQL_BLOCK)
+    head = _POSITION.sub(position, head)
+    if not sep:
+        return head
+    start = rendered.script_offset(0)
+    end = rendered.script_offset(max(len(rendered.text.rstrip()) - 1, 0))
+    if start is None or end is None:
+        return head + sep + _
+    first = script.rfind("\n", 0, start) + 1
+    last = script.find("\n", end)
+    lines = script[first: len(script) if last < 0 else last].split("\n")
+    if where:
+        at = script.count("\n", 0, where[0]) - script.count("\n", 0, first)
+        column = where[0] - (script.rfind("\n", 0, where[0]) + 1)
+        lines.insert(at + 1, "-" * column + "^^^")
+    return head + sep + "\n" + "\n".join(lines)
 
 
 def _message(error: BaseException) -> str:
