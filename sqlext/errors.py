@@ -44,6 +44,11 @@ class CommitFailedError(SqlextError):
     was committed."""
 
 
+class UnsafeObjectStoreError(SqlextError):
+    """An object store does not honour conditional writes (``If-None-Match: *``), so a commit
+    could silently replace another writer's; nothing was committed."""
+
+
 class DeltaFileNotFoundError(SqlextError):
     """A data or change file the log refers to is missing (removed by VACUUM, or lost)."""
 

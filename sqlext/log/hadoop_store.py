@@ -1,9 +1,9 @@
 """A log store over Hadoop's FileSystem API, driven through a JVM gateway (Spark's py4j JVM).
 
 Put-if-absent is Hadoop's ``FileContext.rename(tmp, final, Options.Rename.NONE)``, which fails when
-``final`` exists: atomic on HDFS and on local/POSIX file systems. Object stores (s3a://) do not make
-rename atomic; delta-spark uses a separate coordination service there, and so must users of sqlext
-with several concurrent writers (see README, "Clusters and storage").
+``final`` exists: atomic on HDFS and on local/POSIX file systems. Object stores do not make rename
+atomic: s3:// and s3a:// tables use :mod:`sqlext.log.s3_store` (conditional writes) instead, and
+other object stores (gs://, abfss://) need one writer per table (see README, "Clusters and storage").
 
 The gateway is passed in (``jvm`` and a Hadoop ``Configuration``), so this module does not import
 pyspark.

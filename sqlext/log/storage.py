@@ -2,7 +2,8 @@
 
 A commit is correct only if creating ``N.json`` fails when another writer created it first. On a
 local disk that is ``os.link(tmp, final)``; other file systems supply a :class:`LogStore` (see
-:mod:`sqlext.log.hadoop_store` for hdfs://, s3a:// and friends through Spark's JVM).
+:mod:`sqlext.log.s3_store` for s3:// and s3a:// through S3's conditional writes, and
+:mod:`sqlext.log.hadoop_store` for hdfs:// and other Hadoop file systems through Spark's JVM).
 """
 
 from __future__ import annotations
@@ -168,6 +169,9 @@ def store_for(location: str) -> LogStore:
     """The log store for a table location."""
     if is_local(location):
         return LocalLogStore()
+    if urlparse(location).scheme in ("s3", "s3a"):
+        from sqlext.log.s3_store import S3LogStore   # boto3 is optional (the s3 extra)
+        return S3LogStore()
     if _remote_factory is None:
         from sqlext.errors import UnsupportedOperationError
         raise UnsupportedOperationError(

@@ -40,4 +40,7 @@ def build_session(warehouse_dir: Path, app_name: str = "sqlext-tests"):
     import sqlext
 
     conf = {**SPARK_CONF, "spark.sql.warehouse.dir": str(warehouse_dir)}
+    from tests.support.s3 import s3a_jars
+    if s3a_jars():                 # Spark's s3a:// connector, for tests/storage/test_s3.py
+        conf["spark.jars"] = s3a_jars()
     return sqlext.session(master=MASTER, app_name=app_name, **conf)

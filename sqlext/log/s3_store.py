@@ -1,0 +1,192 @@
+"""A log store for ``s3://`` and ``s3a://`` tables, talking to S3 directly with boto3.
+
+Put-if-absent is S3's conditional write: ``PutObject`` with ``If-None-Match: *`` creates the
+object only if the key does not exist, and fails with 412 Precondition Failed when another writer
+created it first. Since S3 made that atomic (2024), concurrent writers on one table are safe with
+no coordination service (delta-spark's default S3 log store is single-writer and needs DynamoDB
+for more).
+
+A server that ignores the header would let a second writer silently replace a commit. Before its
+first commit to a bucket, the store therefore probes the bucket once per process: it creates a
+scratch object with ``If-None-Match: *`` and tries again; if the second put also succeeds, the
+server does not honour the condition and every commit is refused with
+:class:`~sqlext.errors.UnsafeObjectStoreError` (nothing is written).
+
+Configuration is boto3's own (``AWS_ENDPOINT_URL``, ``AWS_ACCESS_KEY_ID``, ``AWS_REGION``,
+``~/.aws``...), or :func:`configure` for client options set in code. ``boto3`` comes with the
+``s3`` extra (``pip install sqlext[s3]``).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+import uuid
+from urllib.parse import urlparse
+
+from sqlext.errors import UnsafeObjectStoreError, UnsupportedOperationError
+from sqlext.log.storage import FileStatus, LogStore
+
+SCHEMES = ("s3", "s3a")
+
+_client_options: dict = {}
+_clients: dict = {}
+_probed: dict = {}          # (endpoint, bucket) -> True (honoured) / False (ignored)
+_lock = threading.Lock()
+
+
+def configure(**client_options) -> None:
+    """Options for the boto3 S3 client of every S3 table in this process (``endpoint_url``,
+    ``aws_access_key_id``, ``region_name``...); replaces earlier options."""
+    with _lock:
+        _client_options.clear()
+        _client_options.update(client_options)
+        _clients.clear()
+
+
+def _client():
+    key = tuple(sorted(_client_options.items())) + (os.environ.get("AWS_ENDPOINT_URL"), os.getpid())
+    with _lock:
+        client = _clients.get(key)
+        if client is None:
+            try:
+                import boto3
+                from botocore.config import Config
+            except ImportError as exc:
+                raise UnsupportedOperationError(
+                    "s3:// tables need boto3: pip install 'sqlext[s3]'") from exc
+            options = dict(_client_options)
+            endpoint = options.get("endpoint_url") or os.environ.get("AWS_ENDPOINT_URL")
+            # S3-compatible servers on a host:port (MinIO, moto, Ceph) need path-style addressing
+            style = "path" if endpoint else "auto"
+            options.setdefault("config", Config(s3={"addressing_style": style},
+                                                retries={"max_attempts": 5, "mode": "standard"}))
+            client = _clients[key] = boto3.session.Session().client("s3", **options)
+        return client
+
+
+def _split(path: str) -> tuple[str, str]:
+    parsed = urlparse(path)
+    if parsed.scheme not in SCHEMES or not parsed.netloc:
+        raise ValueError(f"not an S3 path: {path!r}")
+    return parsed.netloc, parsed.path.lstrip("/")
+
+
+def _status(exc) -> int:
+    return exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0)
+
+
+def _code(exc) -> str:
+    return str(exc.response.get("Error", {}).get("Code", ""))
+
+
+class S3LogStore(LogStore):
+    """Files under ``s3://bucket/...`` (or ``s3a://``), through boto3 on the driver."""
+
+    def __init__(self, client=None):
+        self._given = client
+
+    @property
+    def _s3(self):
+        return self._given if self._given is not None else _client()
+
+    def read(self, path: str) -> bytes:
+        from botocore.exceptions import ClientError
+        bucket, key = _split(path)
+        try:
+            return self._s3.get_object(Bucket=bucket, Key=key)["Body"].read()
+        except ClientError as exc:
+            if _code(exc) in ("NoSuchKey", "404") or _status(exc) == 404:
+                raise FileNotFoundError(path) from exc
+            raise
+
+    def write_if_absent(self, path: str, data: bytes) -> None:
+        from botocore.exceptions import ClientError
+        bucket, key = _split(path)
+        self._require_conditional_put(path, bucket)
+        for attempt in range(6):
+            try:
+                self._s3.put_object(Bucket=bucket, Key=key, Body=data, IfNoneMatch="*")
+                return
+            except ClientError as exc:
+                if _status(exc) == 412:
+                    raise FileExistsError(path) from exc
+                # 409 ConditionalRequestConflict: another conditional put on the key is in flight;
+                # S3 asks the caller to retry, which then either wins or gets 412
+                if _status(exc) != 409 or attempt == 5:
+                    raise
+                time.sleep(0.05 * (attempt + 1))
+
+    def _require_conditional_put(self, path: str, bucket: str) -> None:
+        endpoint = self._s3.meta.endpoint_url
+        with _lock:
+            honoured = _probed.get((endpoint, bucket))
+        if honoured is None:
+            honoured = probe_conditional_put(self._s3, bucket)
+            with _lock:
+                _probed[(endpoint, bucket)] = honoured
+        if not honoured:
+            raise UnsafeObjectStoreError(
+                f"refusing to commit {path}: the S3 endpoint {endpoint} ignores conditional writes "
+                f"(PutObject with If-None-Match: *) in bucket {bucket!r}, so a concurrent writer "
+                "could silently replace this commit. Nothing was written; use an S3 service that "
+                "supports conditional writes (AWS S3, MinIO, ...).")
+
+    def write(self, path: str, data: bytes) -> None:
+        bucket, key = _split(path)
+        self._s3.put_object(Bucket=bucket, Key=key, Body=data)
+
+    def list_dir(self, path: str) -> list[FileStatus]:
+        bucket, key = _split(path)
+        prefix = key.rstrip("/") + "/" if key else ""
+        out = []
+        pages = self._s3.get_paginator("list_objects_v2").paginate(
+            Bucket=bucket, Prefix=prefix, Delimiter="/")
+        for page in pages:
+            for obj in page.get("Contents", []):
+                name = obj["Key"][len(prefix):]
+                if name:
+                    out.append(FileStatus(name, obj["Size"],
+                                          int(obj["LastModified"].timestamp() * 1000)))
+            for common in page.get("CommonPrefixes", []):
+                out.append(FileStatus(common["Prefix"][len(prefix):].rstrip("/"), 0, 0, True))
+        if not out:             # S3 has no directories: an empty prefix is a missing one
+            raise FileNotFoundError(path)
+        return out
+
+    def exists(self, path: str) -> bool:
+        from botocore.exceptions import ClientError
+        bucket, key = _split(path)
+        try:
+            self._s3.head_object(Bucket=bucket, Key=key)
+            return True
+        except ClientError as exc:
+            if _status(exc) != 404:
+                raise
+        found = self._s3.list_objects_v2(Bucket=bucket, Prefix=key.rstrip("/") + "/", MaxKeys=1)
+        return found.get("KeyCount", 0) > 0
+
+    def delete(self, path: str) -> None:
+        bucket, key = _split(path)
+        self._s3.delete_object(Bucket=bucket, Key=key)     # S3 deletes missing keys quietly
+
+    def join(self, base: str, *parts: str) -> str:
+        return "/".join([base.rstrip("/"), *parts])
+
+
+def probe_conditional_put(client, bucket: str) -> bool:
+    """Whether ``bucket``'s server refuses a second ``PutObject`` with ``If-None-Match: *`` on
+    one key (the scratch key is deleted afterwards)."""
+    from botocore.exceptions import ClientError
+    key = f"_sqlext_probe/{uuid.uuid4().hex}"
+    client.put_object(Bucket=bucket, Key=key, Body=b"1", IfNoneMatch="*")
+    try:
+        client.put_object(Bucket=bucket, Key=key, Body=b"2", IfNoneMatch="*")
+        return False
+    except ClientError as exc:
+        if _status(exc) in (409, 412):
+            return True
+        raise
+    finally:
+        client.delete_object(Bucket=bucket, Key=key)
