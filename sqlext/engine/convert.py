@@ -105,13 +105,13 @@ def parquet_location(identifier: str) -> str:
     return m.group(1).replace("``", "`")
 
 
-def _partition_schema(spark: SparkSession, schema) -> T.StructType:
+def _partition_schema(schema) -> T.StructType:
     if schema is None:
         return T.StructType([])
     if isinstance(schema, T.StructType):
         return schema
     try:
-        parsed = T._parse_datatype_string(str(schema))
+        parsed = T.DataType.fromDDL(str(schema))
     except Exception as exc:  # noqa: BLE001 - pyspark raises parse errors of several kinds
         raise AnalysisException(f"CONVERT TO DELTA: cannot read the partition schema "
                                 f"{schema!r}: {exc}; give it as 'col type, ...'") from exc
@@ -166,7 +166,7 @@ def convert_to_delta(spark: SparkSession, location: str, partition_schema=None, 
     listing = log.listing()
     if listing.latest_version is not None:
         return listing.latest_version
-    pschema = _partition_schema(spark, partition_schema)
+    pschema = _partition_schema(partition_schema)
     files = sorted((rel.replace("\\", "/"), size, mtime)
                    for rel, size, mtime in storage_bridge.list_files(spark, log.location)
                    if not rel.replace("\\", "/").startswith(STAGING_DIR + "/"))
