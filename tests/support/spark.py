@@ -42,5 +42,7 @@ def build_session(warehouse_dir: Path, app_name: str = "sqlext-tests"):
     conf = {**SPARK_CONF, "spark.sql.warehouse.dir": str(warehouse_dir)}
     from tests.support.s3 import s3a_jars
     if s3a_jars():                 # Spark's s3a:// connector, for tests/storage/test_s3.py
-        conf["spark.jars"] = s3a_jars()
+        # on the driver's classpath, which in local mode is the executors' too; spark.jars would
+        # copy the 650 MB AWS SDK bundle into every session's temporary directory
+        conf["spark.driver.extraClassPath"] = s3a_jars().replace(",", os.pathsep)
     return sqlext.session(master=MASTER, app_name=app_name, **conf)
