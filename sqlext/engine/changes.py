@@ -88,8 +88,8 @@ def changes_of(spark: SparkSession, ref: TableRef, startingVersion=None, endingV
     times = log.commit_timestamps(listing)
     request = RangeRequest(
         startingVersion, endingVersion,
-        None if startingTimestamp is None else timestamp_ms(startingTimestamp, spark),
-        None if endingTimestamp is None else timestamp_ms(endingTimestamp, spark))
+        None if startingTimestamp is None else timestamp_ms(startingTimestamp, spark, log.name),
+        None if endingTimestamp is None else timestamp_ms(endingTimestamp, spark, log.name))
     bounds = resolve_range(log, listing, times, request)
     if bounds is None:
         snapshot = log.snapshot(listing=listing)

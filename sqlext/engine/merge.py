@@ -8,8 +8,9 @@ a NOT MATCHED BY SOURCE clause changes) are rewritten.
    prune further (:mod:`sqlext.engine.merge_prune`). NOT MATCHED BY SOURCE clauses add the files
    their conditions may select.
 3. Touched files: one join of the source with the candidates finds, per target row, how many
-   source rows match it and which clause acts. Several source rows modifying one target row raise
-   :class:`~sqlext.errors.MultipleSourceRowMatchError`; nothing is written.
+   source rows match it and which clause acts. Several source rows matching one target row raise
+   :class:`~sqlext.errors.MultipleSourceRowMatchError` (whatever the clause conditions say; one
+   unconditional WHEN MATCHED DELETE is the exception, as in delta-spark); nothing is written.
 4. Rewrite: the touched files, joined with the source once more (full outer with inserts), give
    every output row: copied, updated, inserted target rows as data, and with the change feed on,
    ``insert``/``delete``/``update_preimage``/``update_postimage`` change rows, all in one Spark
@@ -114,7 +115,7 @@ def _materialized(source: DataFrame) -> DataFrame:
 
 @dataclass
 class MergeResult:
-    """What a MERGE did: the version it committed (None: nothing changed) and its metrics."""
+    """What a MERGE did: the version it committed and its metrics."""
 
     version: int | None
     metrics: dict[str, int] = field(default_factory=dict)
@@ -188,9 +189,8 @@ class _Merge:
         changes = [w for w in written if w.is_change_file]
         self._finish_metrics(removed, added, changes, touched)
         actions = removes(removed) + [w.add() for w in added] + [c.cdc() for c in changes]
-        if not actions:
-            self.metrics["executionTimeMs"] = self.timer.total()
-            return MergeResult(None, self.metrics)
+        # a MERGE that changes nothing still commits (no file actions, its metrics all zero but
+        # numSourceRows), as delta-spark does: its commit is not skippable under WriteSerializable
         if plan.schema_changed:
             self.txn.update_metadata(dataclasses.replace(
                 snapshot.metadata, schema_string=plan.new_schema.json()))
@@ -313,8 +313,8 @@ class _Merge:
                  every_target_row: bool) -> dict[str, _Touched]:
         """Per target file (by :meth:`_file_key`): does a clause change a row of it, how many
         source rows match one of its rows (at most), how many rows each kind of clause updates
-        and deletes. Raises :class:`MultipleSourceRowMatchError` when several source rows would
-        modify one row.
+        and deletes. Raises :class:`MultipleSourceRowMatchError` when several source rows match
+        one row (unless the only WHEN MATCHED clause is an unconditional DELETE).
 
         When ``joined`` holds every target row of ``files`` (a left or full join), one
         aggregation by file suffices in the common case: a file's rows appear exactly
@@ -337,7 +337,10 @@ class _Merge:
                 F.sum("nm").alias("nm"), F.count("mc").alias("na"), F.min("mc").alias("mc"),
                 F.max("nc").alias("nc"))
             found = {r["f"]: self._summary(r) for r in self._per_file(rows)}
-        if any(t.max_acting > 1 for t in found.values()) and not self.plan.only_unconditional_delete:
+        # delta-spark's rule: any target row matched by several source rows is an error, whether
+        # or not a clause's condition holds for the pairs; one unconditional DELETE is the only
+        # clause list for which the result cannot depend on which source row is used
+        if any(t.max_matched > 1 for t in found.values()) and not self.plan.only_unconditional_delete:
             raise MultipleSourceRowMatchError(
                 f"{self.plan.where}: {MULTIPLE_MATCH_MESSAGE} Nothing was committed; the table "
                 "is unchanged.")

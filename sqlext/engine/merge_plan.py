@@ -15,18 +15,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from pyspark.errors import PySparkException
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from sqlglot import exp
 
-from sqlext.engine.conditions import Condition, as_column, resolve_condition, store_assign
+from sqlext.engine.assignments import assign, quote, split_name, target_path
+from sqlext.engine.conditions import Condition, resolve_condition
 from sqlext.engine.dml import table_frame
 from sqlext.engine.merge_builder import (KIND_NAMES, MATCHED, NOT_MATCHED, NOT_MATCHED_BY_SOURCE,
                                          Clause)
 from sqlext.engine.schemas import spark_schema
-from sqlext.errors import AnalysisException, SchemaMismatchError
+from sqlext.errors import AnalysisException
 from sqlext.log.snapshot import Snapshot
 
 OPERATION = "MERGE"
@@ -35,11 +35,6 @@ SOURCE_PRESENT = "__sqlext_m_sp"
 CLAUSE = "__sqlext_m_clause"
 KIND = "__sqlext_m_kind"
 UPDATE, DELETE, INSERT, COPY = "U", "D", "I", "C"
-
-
-def _first_line(exc: Exception) -> str:
-    text = str(exc).strip()
-    return (text.splitlines()[0] if text else type(exc).__name__).split(" SQLSTATE:")[0]
 
 
 def source_alias(df: DataFrame) -> str | None:
@@ -120,13 +115,6 @@ def column_of(df: DataFrame, name: str) -> Column:
     return df["`" + name.replace("`", "``") + "`"]
 
 
-def _unquote(name: str) -> str:
-    name = name.strip()
-    if len(name) >= 2 and name[0] == name[-1] == "`":
-        return name[1:-1].replace("``", "`")
-    return name
-
-
 class MergePlan:
     """The analysed MERGE of ``source`` into the table at ``snapshot``."""
 
@@ -137,6 +125,10 @@ class MergePlan:
         self.snapshot = snapshot
         self.where = f"table {table}, version {snapshot.version}"
         self.target_alias = target_alias
+        # the target's name in the plan: the user's alias, or, when a key may name a nested
+        # field (whose assignment reads the old struct through it), one of sqlext's own
+        dotted = any(len(split_name(key)) > 1 for c in clauses for key, _ in c.assignments or ())
+        self._target_ref = target_alias or ("__sqlext_m_target" if dotted else None)
         check_clause_order(clauses, self.where)
         self.source_alias = source_alias(source)
         self.source = source
@@ -145,7 +137,7 @@ class MergePlan:
         self._old = {f.name.lower(): f for f in self.old_schema.fields}
         self._src = {f.name.lower(): f for f in source.schema.fields}
         self.new_schema = self._evolve(clauses)
-        self.target_frame = table_frame(spark, snapshot, target_alias)
+        self.target_frame = table_frame(spark, snapshot, self._target_ref)
         joined = self.target_frame.crossJoin(source)
         self.on = resolve_condition(joined, on, table, snapshot.version, f"{OPERATION} ON")
         self.clauses = [self._resolve(i, c, joined, table) for i, c in enumerate(clauses)]
@@ -185,7 +177,8 @@ class MergePlan:
 
     def _evolve(self, clauses: tuple[Clause, ...]) -> T.StructType:
         """The target schema after the MERGE: with schema evolution, source columns that ``*``
-        clauses (or assignments naming them) bring in are appended."""
+        clauses (or assignments naming them) bring in are appended; without it, ``*`` ignores
+        source columns the target does not have."""
         added: dict[str, T.StructField] = {}
         for c in clauses:
             if c.star:
@@ -198,15 +191,11 @@ class MergePlan:
                         f"{', '.join(missing)} (source columns: {', '.join(self.source.columns)})."
                         " Add them to the source, list the columns explicitly, or use "
                         "withSchemaEvolution(). The table is unchanged.")
-                if extra and not self.schema_evolution:
-                    raise SchemaMismatchError(
-                        f"{self.where}: {c.describe()}: the source has column(s) the target "
-                        f"does not have: {', '.join(f.name for f in extra)}. Use "
-                        "withSchemaEvolution() (SQL: MERGE WITH SCHEMA EVOLUTION) to add them, or "
-                        "select only the target's columns from the source. The table is "
-                        "unchanged.")
-                for f in extra:
-                    added.setdefault(f.name.lower(), f)
+                # without schema evolution, source columns the target lacks are ignored (as
+                # delta-spark's star expansion does); with it, they are added
+                if self.schema_evolution:
+                    for f in extra:
+                        added.setdefault(f.name.lower(), f)
             elif c.assignments and self.schema_evolution and c.action != "delete" \
                     and c.kind != NOT_MATCHED_BY_SOURCE:
                 for key, _ in c.assignments:
@@ -220,13 +209,20 @@ class MergePlan:
         return T.StructType(fields)
 
     def _key_name(self, key: str) -> str:
-        """A ``set``/``values`` key without the target alias and quotes."""
-        name = _unquote(key)
+        """A ``set``/``values`` key without the target alias and quotes (parts joined by dots
+        for a nested field)."""
+        return ".".join(self._key_parts(key))
+
+    def _key_parts(self, key: str) -> list[str]:
+        """A key's name parts, the target alias dropped (a column named like the key wins)."""
+        if key.strip().lower() in self._old:
+            return [key.strip()]
+        parts = split_name(key)
         alias = self.target_alias
-        if alias and name.lower().startswith(alias.lower() + ".") \
-                and name.lower() not in self._old:
-            name = _unquote(name[len(alias) + 1:])
-        return name
+        if alias and len(parts) > 1 and parts[0].lower() == alias.lower() \
+                and ".".join(parts).lower() not in self._old:
+            parts = parts[1:]
+        return parts
 
     # --- resolving clauses ---------------------------------------------------------------------
 
@@ -250,75 +246,67 @@ class MergePlan:
             resolved.values, resolved.plain = self._values(clause, frame, what)
         return resolved
 
-    def _raw_values(self, clause: Clause, what: str) -> dict[str, tuple[Column, str]]:
-        """``{new-schema column name: (value, shown text)}`` before typing."""
-        fields = {f.name.lower(): f for f in self.new_schema.fields}
-        out: dict[str, tuple[Column, str]] = {}
+    def _targets(self, clause: Clause, what: str) -> list[tuple]:
+        """``[(target path, value, shown text or None)]`` of a clause, ``*`` expanded."""
+        items: list[tuple] = []
         if clause.star:
             for f in self.new_schema.fields:
                 src = self._src.get(f.name.lower())
                 if src is not None:
-                    out[f.name] = (column_of(self.source, src.name), f"{self.source_alias or 'source'}."
-                                   f"{src.name}")
-            return out
+                    items.append(([f], column_of(self.source, src.name),
+                                  f"{self.source_alias or 'source'}.{src.name}"))
+            return items
         for key, value in clause.assignments:
-            name = self._key_name(key)
-            field = fields.get(name.lower())
-            if field is None or (clause.kind == NOT_MATCHED_BY_SOURCE
-                                 and name.lower() not in self._old):
-                hint = (" Nested fields cannot be assigned one by one; assign the whole struct "
-                        "(e.g. with named_struct)." if "." in name else "")
+            path = target_path(self.new_schema, self._key_parts(key))
+            if path is None or (clause.kind == NOT_MATCHED_BY_SOURCE
+                                and path[0].name.lower() not in self._old):
+                name = self._key_name(key)
+                hint = ""
                 if not self.schema_evolution and name.lower() in self._src:
-                    hint += " Use withSchemaEvolution() to add source columns to the table."
+                    hint = " Use withSchemaEvolution() to add source columns to the table."
                 raise AnalysisException(
                     f"{self.where}: {what} assigns column {key!r}, which the target table does "
-                    f"not have. Columns: {', '.join(f.name for f in self.old_schema.fields)}."
-                    f"{hint} The table is unchanged.")
-            if field.name in out:
-                raise AnalysisException(f"{self.where}: {what} assigns column {field.name!r} "
-                                        "more than once. The table is unchanged.")
-            column, text = as_column(value, f"value for column {field.name!r}", self.where)
-            out[field.name] = (column, text if text is not None else str(column))
-        return out
+                    f"not have (a nested field is named by its path, e.g. a.b.c). Columns: "
+                    f"{', '.join(f.name for f in self.old_schema.fields)}.{hint} The table is "
+                    "unchanged.")
+            if len(path) > 1 and (clause.action == "insert"
+                                  or path[0].name.lower() not in self._old):
+                raise AnalysisException(
+                    f"{self.where}: {what} assigns the nested field {key!r}: an INSERT (or a "
+                    "column the MERGE adds) takes whole columns only (as in delta-spark); give "
+                    "the struct, e.g. with named_struct. The table is unchanged.")
+            items.append((path, value, None))
+        return items
 
     def _values(self, clause: Clause, frame: DataFrame, what: str
                 ) -> tuple[dict[str, Column], dict[str, str]]:
-        """The clause's values cast to their columns' types, and (for clauses that see one side
-        only) which of them are a column of that side, unchanged."""
-        raw = self._raw_values(clause, what)
+        """The clause's values (whole columns; a nested assignment rebuilds its column) cast to
+        their columns' types, and (for clauses that see one side only) which of them are a
+        column of that side, unchanged."""
+        items = self._targets(clause, what)
         if clause.action == "insert":    # columns not given are NULL
-            for f in self.new_schema.fields:
-                raw.setdefault(f.name, (F.lit(None), "NULL"))
-        names = list(raw)
-        try:
-            projected = frame.select(*[raw[n][0].alias(f"v{i}") for i, n in enumerate(names)])
-            plan = projected._jdf.queryExecution().analyzed()
-        except PySparkException as exc:
-            raise AnalysisException(
-                f"{self.where}: a value of {what} is invalid: {_first_line(exc)}. Columns: "
-                f"{', '.join(frame.columns)}. The table is unchanged.") from exc
-        if plan.nodeName() != "Project":
-            raise AnalysisException(f"{self.where}: the values of {what} must be expressions "
-                                    "over one row: no aggregate or window functions. The table "
-                                    "is unchanged.")
-        types = [f.dataType for f in projected.schema.fields]
-        fields = {f.name: f for f in self.new_schema.fields}
-        values = {n: store_assign(frame, raw[n][0], types[i], fields[n], self.where, raw[n][1])
-                  for i, n in enumerate(names)}
+            given = {path[0].name for path, _, _ in items}
+            items += [([f], F.lit(None), "NULL") for f in self.new_schema.fields
+                      if f.name not in given]
+        target = self._target_ref
+
+        def old(name: str) -> Column:
+            return F.col(f"{quote(target)}.{quote(name)}")
+
+        assigned = assign(frame, self.new_schema, items, old, self.where, what)
         plain = {}
         if clause.kind != MATCHED:
-            side = _plain_columns(plan, frame.columns)
-            plain = {n: side[i] for i, n in enumerate(names)
-                     if i in side and values[n] is raw[n][0]}
-        return values, plain
+            side = _plain_columns(assigned.plan, frame.columns)
+            plain = {n: side[i] for n, i in assigned.direct.items() if i in side}
+        return assigned.values, plain
 
     # --- the two sides of the join -------------------------------------------------------------
 
     def target_side(self, target: DataFrame) -> DataFrame:
         """The target rows (aliased) plus a presence flag and the NOT MATCHED BY SOURCE
         conditions and values, computed from the target row alone."""
-        if self.target_alias:
-            target = target.alias(self.target_alias)
+        if self._target_ref:
+            target = target.alias(self._target_ref)
         return target.withColumns(self._side_columns(TARGET_PRESENT, NOT_MATCHED_BY_SOURCE))
 
     def source_side(self) -> DataFrame:

@@ -10,18 +10,31 @@ from sqlext.engine.catalog import Catalog, TableRef
 from sqlext.engine.scan import scan
 from sqlext.engine.session import prepare
 from sqlext.engine.write import _check_condition, spark_condition
-from sqlext.errors import SqlextError
+from sqlext.errors import AnalysisException, SqlextError
 from sqlext.log.pruning import Pruner, parse_predicate
 from sqlext.log.schema import parse_timestamp_text
 from sqlext.log.snapshot import Snapshot
 from sqlext.log.table import DeltaLog
 
 
-def timestamp_ms(value, spark: SparkSession | None = None) -> int:
+def timestamp_ms(value, spark: SparkSession | None = None, table: str | None = None) -> int:
     """Milliseconds since the epoch for a timestamp given as text, datetime, date or number.
 
     Text without a zone is read in the session time zone, as Spark reads ``TIMESTAMP AS OF``.
+    Text that is no timestamp raises :class:`AnalysisException` (naming ``table`` if given), as
+    delta-spark refuses it at analysis.
     """
+    try:
+        return _timestamp_ms(value, spark)
+    except ValueError as exc:
+        where = f"table {table}: " if table else ""
+        raise AnalysisException(
+            f"{where}cannot use {value!r} as a timestamp ({exc}); give e.g. '2024-05-01', "
+            "'2024-05-01 12:00:00' or '2024-05-01T12:00:00Z'. Nothing was read or changed."
+        ) from exc
+
+
+def _timestamp_ms(value, spark: SparkSession | None) -> int:
     if isinstance(value, (int, float)):
         return int(value)
     if isinstance(value, str):
@@ -51,7 +64,8 @@ def resolve_snapshot(spark: SparkSession, ref: TableRef, versionAsOf=None,
     log = DeltaLog(ref.location, name=ref.display)
     listing = log.listing()
     if timestampAsOf is not None:
-        versionAsOf = log.version_at_timestamp(timestamp_ms(timestampAsOf, spark), listing)
+        versionAsOf = log.version_at_timestamp(
+            timestamp_ms(timestampAsOf, spark, ref.display), listing)
     return log, log.snapshot(None if versionAsOf is None else int(versionAsOf), listing=listing)
 
 

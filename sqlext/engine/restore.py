@@ -136,7 +136,7 @@ def restore(spark, log: DeltaLog, version: int | None = None, timestamp=None) ->
     a datetime or a date; ``spark.sql.files.ignoreMissingFiles`` allows missing files."""
     from sqlext.engine.read import timestamp_ms
     from sqlext.engine.write import engine_info
-    ts = None if timestamp is None else timestamp_ms(timestamp, spark)
+    ts = None if timestamp is None else timestamp_ms(timestamp, spark, log.name)
     ignore = str(spark.conf.get(IGNORE_MISSING_FILES, "false")).lower() == "true"
     return restore_table(log, version, ts, timestamp_text=None if timestamp is None else str(timestamp),
                          ignore_missing_files=ignore, engine_info=engine_info(spark))

@@ -4,8 +4,9 @@ true are rewritten.
 - Files are pruned by partition values and min/max statistics. A condition on partition columns
   only (or none) selects whole files, and every row of them is updated without a scan to find
   them; otherwise one scan finds the files that really hold rows where ``condition <=> true``.
-- In those files, matching rows get the ``set`` values, computed from the old row and cast to
-  the column's type as Spark's ANSI store assignment does; other rows are copied unchanged.
+- In those files, matching rows get the ``set`` values (whole columns or nested fields), computed
+  from the old row and cast to the column's type as delta-spark does (see
+  :mod:`sqlext.engine.assignments`); other rows are copied unchanged.
   Setting a partition column moves the row to its new partition.
 - With the change feed on, each updated row yields ``update_preimage`` and ``update_postimage``
   change rows, written in the same Spark job as the data; copied rows yield none.
@@ -16,7 +17,8 @@ from __future__ import annotations
 
 from pyspark.sql import SparkSession
 
-from sqlext.engine.conditions import resolve_assignments, resolve_condition
+from sqlext.engine.assignments import resolve_set
+from sqlext.engine.conditions import resolve_condition
 from sqlext.engine.dml import (DmlResult, Timer, begin, commit, file_metrics, record_reads, removes,
                                spark_job_errors, table_frame)
 from sqlext.engine.partitions import files_matching_partition_predicate
@@ -32,7 +34,8 @@ OPERATION = "UPDATE"
 def update(spark: SparkSession, log: DeltaLog, condition=None, set=None, *,  # noqa: A002
            alias: str | None = None, txn: Transaction | None = None) -> DmlResult:
     """Set columns to new values in the rows where ``condition`` (SQL string or Column; None:
-    all rows) is true. ``set`` maps column names to SQL strings or Columns.
+    all rows) is true. ``set`` maps column names (or nested field paths, ``a.b.c``) to SQL strings
+    or Columns.
 
     ``alias`` is the name expressions may qualify columns with; ``txn`` a transaction already
     started (default: a new one on the latest version). Returns the committed version (None when
@@ -43,9 +46,9 @@ def update(spark: SparkSession, log: DeltaLog, condition=None, set=None, *,  # n
     pcols = snapshot.partition_columns
     frame = table_frame(spark, snapshot, alias)
     case_sensitive = str(spark.conf.get("spark.sql.caseSensitive", "false")).lower() == "true"
-    assignments = resolve_assignments(frame, set, log.name, snapshot.version, OPERATION,
-                                      case_sensitive,
-                                      spark_schema(snapshot.metadata.schema_string))
+    assignments = resolve_set(frame, set, spark_schema(snapshot.metadata.schema_string),
+                              f"table {log.name}, version {snapshot.version}", OPERATION,
+                              case_sensitive)
     cond = None
     if condition is not None:
         cond = resolve_condition(frame, condition, log.name, snapshot.version, OPERATION)

@@ -193,7 +193,7 @@ def _write_once(spark, df, ref: TableRef, mode, partition_by, replace_where, mer
         metrics["numAddedChangeFiles"] = len(changes)
     params = {"mode": _MODES[mode], "partitionBy": json.dumps(pcols)}
     if replace_where is not None:
-        params["predicate"] = json.dumps([replace_where])
+        params["predicate"] = replace_where  # delta-spark: the text itself, not a JSON list
     params.update(operation_parameters or {})
     metrics["executionTimeMs"] = int((time.time() - started) * 1000)
     version = txn.commit(actions, operation or "WRITE", params, metrics,

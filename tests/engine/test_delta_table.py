@@ -78,7 +78,8 @@ def test_history(spark, table):
     assert [r.version for r in rows] == [2, 1, 0]
     assert [r.operation for r in rows] == ["WRITE", "WRITE", "WRITE"]
     assert [r.operationParameters["mode"] for r in rows] == ["Overwrite", "Append", "Append"]
-    assert rows[0].operationParameters["predicate"] == '["p = \'a\'"]'
+    # delta-spark's WRITE records a replaceWhere predicate as its text, not a JSON list
+    assert rows[0].operationParameters["predicate"] == "p = 'a'"
     assert rows[2].operationParameters["partitionBy"] == '["p"]'
     assert rows[2].userMetadata == "first" and rows[1].userMetadata is None
     assert rows[1].operationMetrics["numOutputRows"] == "1"
@@ -113,3 +114,29 @@ def test_detail(spark, table):
     assert row.tableFeatures == ["appendOnly", "changeDataFeed", "checkConstraints",
                                  "generatedColumns", "invariants"]
     assert row.createdAt <= row.lastModified
+
+
+def test_an_unparseable_timestamp_is_a_sqlext_error(spark, table):
+    # delta-spark refuses such a timestamp at analysis (DeltaTimeTravelSuite); the table stays
+    dt = sqlext.DeltaTable.forPath(spark, str(table))
+    before = [r.version for r in dt.history().collect()]
+    attempts = [
+        lambda: dt.restoreToTimestamp("not a timestamp"),
+        lambda: sqlext.read(spark, str(table), timestampAsOf="2024-13-45"),
+        lambda: sqlext.sql(spark, f"SELECT * FROM delta.`{table}` TIMESTAMP AS OF 'yesterday'"
+                           ).collect(),
+        lambda: sqlext.sql(spark, f"RESTORE TABLE delta.`{table}` TO TIMESTAMP AS OF 'soon'"),
+    ]
+    for attempt in attempts:
+        with pytest.raises(sqlext.SqlextError, match="as a timestamp") as raised:
+            attempt()
+        assert not isinstance(raised.value, ValueError)
+        assert str(table) in str(raised.value)
+    assert [r.version for r in dt.history().collect()] == before
+
+
+def test_history_shows_a_replace_where_predicate_as_text(spark, table):
+    # delta-spark's WRITE operation records operationParameters.predicate = the replaceWhere text
+    rows = sqlext.sql(spark, f"DESCRIBE HISTORY delta.`{table}`").collect()
+    assert rows[0].operation == "WRITE"
+    assert rows[0].operationParameters["predicate"] == "p = 'a'"
