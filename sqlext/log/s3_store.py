@@ -8,7 +8,8 @@ for more).
 
 A server that ignores the header would let a second writer silently replace a commit. Before its
 first commit to a bucket, the store therefore probes the bucket once per process: it creates a
-scratch object with ``If-None-Match: *`` and tries again; if the second put also succeeds, the
+scratch object next to the commit (``_delta_log/.sqlext-probe-<uuid>``, so no permission beyond
+the table's is needed) with ``If-None-Match: *`` and tries again; if the second put also succeeds, the
 server does not honour the condition and every commit is refused with
 :class:`~sqlext.errors.UnsafeObjectStoreError` (nothing is written).
 
@@ -104,7 +105,7 @@ class S3LogStore(LogStore):
     def write_if_absent(self, path: str, data: bytes) -> None:
         from botocore.exceptions import ClientError
         bucket, key = _split(path)
-        self._require_conditional_put(path, bucket)
+        self._require_conditional_put(path, bucket, key.rsplit("/", 1)[0] if "/" in key else "")
         for attempt in range(6):
             try:
                 self._s3.put_object(Bucket=bucket, Key=key, Body=data, IfNoneMatch="*")
@@ -118,12 +119,12 @@ class S3LogStore(LogStore):
                     raise
                 time.sleep(0.05 * (attempt + 1))
 
-    def _require_conditional_put(self, path: str, bucket: str) -> None:
+    def _require_conditional_put(self, path: str, bucket: str, directory: str) -> None:
         endpoint = self._s3.meta.endpoint_url
         with _lock:
             honoured = _probed.get((endpoint, bucket))
         if honoured is None:
-            honoured = probe_conditional_put(self._s3, bucket)
+            honoured = probe_conditional_put(self._s3, bucket, directory)
             with _lock:
                 _probed[(endpoint, bucket)] = honoured
         if not honoured:
@@ -175,11 +176,11 @@ class S3LogStore(LogStore):
         return "/".join([base.rstrip("/"), *parts])
 
 
-def probe_conditional_put(client, bucket: str) -> bool:
+def probe_conditional_put(client, bucket: str, directory: str = "") -> bool:
     """Whether ``bucket``'s server refuses a second ``PutObject`` with ``If-None-Match: *`` on
-    one key (the scratch key is deleted afterwards)."""
+    one key, a scratch key in ``directory`` (deleted afterwards)."""
     from botocore.exceptions import ClientError
-    key = f"_sqlext_probe/{uuid.uuid4().hex}"
+    key = "/".join(filter(None, [directory.rstrip("/"), f".sqlext-probe-{uuid.uuid4().hex}"]))
     client.put_object(Bucket=bucket, Key=key, Body=b"1", IfNoneMatch="*")
     try:
         client.put_object(Bucket=bucket, Key=key, Body=b"2", IfNoneMatch="*")
