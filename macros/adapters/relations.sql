@@ -135,3 +135,23 @@
 {% macro sqlext__get_columns_in_relation(relation) -%}
   {{ return(adapter.get_columns_in_relation(relation)) }}
 {%- endmacro %}
+
+
+{#-- persist_docs columns: one `alter table ... change column c comment '...'` per column, each a
+     metadata-only commit of the Delta table (the comment lands in the schema field's metadata).
+     A view's column comments are written by `create or replace view v (c comment '...')`, so
+     there is nothing to alter on a view. --#}
+{% macro sqlext__alter_column_comment(relation, column_dict) %}
+  {% if relation.is_view or sqlext_file_format() != 'delta' %}
+    {{ return(none) }}
+  {% endif %}
+  {% for column_name in column_dict %}
+    {% set comment = column_dict[column_name]['description'] %}
+    {% set comment_query %}
+      alter table {{ relation }} change column
+          {{ adapter.quote(column_name) if column_dict[column_name]['quote'] else column_name }}
+          comment '{{ comment | replace('\\', '\\\\') | replace("'", "\\'") }}'
+    {% endset %}
+    {% do run_query(comment_query) %}
+  {% endfor %}
+{% endmacro %}

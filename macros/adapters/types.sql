@@ -1,11 +1,12 @@
-{#-- dbt's portable type names, as Spark types that agree with what seeds infer (bigint for
-     integers, double for numbers with decimals): dbt's "float" is double precision, and a
-     model's integer column compares with a seed's. --#}
+{#-- dbt's portable type names as dbt-spark gives them: type_int() is Spark's `int` (32 bits) and
+     type_float() Spark's `float` (single precision). Seeds infer `bigint` and `double`, so a
+     model that casts to type_int() compares with a seed column only where the seed says
+     column_types: {col: int}, as on dbt-spark. --#}
 
 {% macro sqlext__type_float() %}
-  {{ return('double') }}
+  {{ return('float') }}
 {% endmacro %}
 
 {% macro sqlext__type_int() %}
-  {{ return('bigint') }}
+  {{ return('int') }}
 {% endmacro %}
