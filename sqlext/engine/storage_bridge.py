@@ -9,7 +9,7 @@ import shutil
 
 from pyspark.sql import SparkSession
 
-from sqlext.log import storage
+from sqlext.log import s3_store, storage
 from sqlext.log.hadoop_store import HadoopLogStore
 
 
@@ -18,6 +18,29 @@ def install(spark: SparkSession) -> None:
     jvm = spark.sparkContext._jvm
     conf = spark.sparkContext._jsc.hadoopConfiguration()
     storage.set_remote_store_factory(lambda _location: HadoopLogStore(jvm, conf))
+    s3_store.set_bucket_options(lambda bucket: s3a_client_options(conf, bucket))
+
+
+def s3a_client_options(conf, bucket: str) -> dict:
+    """boto3 client options for ``bucket`` from Spark's s3a settings (``fs.s3a.bucket.<b>.*``
+    before ``fs.s3a.*``): endpoint, region and static keys, so that the S3 log store reaches the
+    bucket the way the session's data files do. Unset settings leave boto3's own defaults."""
+    def get(name: str):
+        return conf.get(f"fs.s3a.bucket.{bucket}.{name}") or conf.get(f"fs.s3a.{name}")
+    options = {}
+    endpoint = get("endpoint")
+    if endpoint:
+        if "://" not in endpoint:
+            ssl = (get("connection.ssl.enabled") or "true").lower() == "true"
+            endpoint = ("https://" if ssl else "http://") + endpoint
+        options["endpoint_url"] = endpoint
+    if get("endpoint.region"):
+        options["region_name"] = get("endpoint.region")
+    if get("access.key") and get("secret.key"):
+        options.update(aws_access_key_id=get("access.key"), aws_secret_access_key=get("secret.key"))
+        if get("session.token"):
+            options["aws_session_token"] = get("session.token")
+    return options
 
 
 def move_file(spark: SparkSession, source: str, target: str) -> None:

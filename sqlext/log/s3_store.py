@@ -13,9 +13,11 @@ the table's is needed) with ``If-None-Match: *`` and tries again; if the second 
 server does not honour the condition and every commit is refused with
 :class:`~sqlext.errors.UnsafeObjectStoreError` (nothing is written).
 
-Configuration is boto3's own (``AWS_ENDPOINT_URL``, ``AWS_ACCESS_KEY_ID``, ``AWS_REGION``,
-``~/.aws``...), or :func:`configure` for client options set in code. ``boto3`` comes with the
-``s3`` extra (``pip install sqlext[s3]``).
+Client options, first that applies: :func:`configure` (set in code); with a SparkSession, the
+session's ``fs.s3a.*`` endpoint, region and keys (installed by the engine through
+:func:`set_bucket_options`); boto3's own configuration (``AWS_ENDPOINT_URL``,
+``AWS_ACCESS_KEY_ID``, ``AWS_REGION``, ``~/.aws``...) for whatever those leave unset. ``boto3``
+comes with the ``s3`` extra (``pip install sqlext[s3]``).
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ from sqlext.log.storage import FileStatus, LogStore
 SCHEMES = ("s3", "s3a")
 
 _client_options: dict = {}
+_bucket_resolver = None     # bucket -> client options, installed by the engine (Spark's fs.s3a.*)
+_bucket_options: dict = {}  # the resolver's answer per bucket, asked once
 _clients: dict = {}
 _probed: dict = {}          # (endpoint, bucket) -> True (honoured) / False (ignored)
 _lock = threading.Lock()
@@ -46,8 +50,32 @@ def configure(**client_options) -> None:
         _clients.clear()
 
 
-def _client():
-    key = tuple(sorted(_client_options.items())) + (os.environ.get("AWS_ENDPOINT_URL"), os.getpid())
+def set_bucket_options(resolver) -> None:
+    """Install ``resolver(bucket) -> client options``, used for buckets when :func:`configure`
+    set nothing (the engine derives them from the session's ``fs.s3a.*`` settings); ``None``
+    removes it. Each bucket's options are asked for once."""
+    global _bucket_resolver
+    with _lock:
+        _bucket_resolver = resolver
+        _bucket_options.clear()
+
+
+def _options_for(bucket: str) -> dict:
+    with _lock:
+        if _client_options or _bucket_resolver is None:
+            return dict(_client_options)
+        if bucket in _bucket_options:
+            return dict(_bucket_options[bucket])
+        resolver = _bucket_resolver
+    options = dict(resolver(bucket) or {})
+    with _lock:
+        _bucket_options[bucket] = options
+    return dict(options)
+
+
+def _client(bucket: str):
+    options = _options_for(bucket)
+    key = tuple(sorted(options.items())) + (os.environ.get("AWS_ENDPOINT_URL"), os.getpid())
     with _lock:
         client = _clients.get(key)
         if client is None:
@@ -57,7 +85,6 @@ def _client():
             except ImportError as exc:
                 raise UnsupportedOperationError(
                     "s3:// tables need boto3: pip install 'sqlext[s3]'") from exc
-            options = dict(_client_options)
             endpoint = options.get("endpoint_url") or os.environ.get("AWS_ENDPOINT_URL")
             # S3-compatible servers on a host:port (MinIO, moto, Ceph) need path-style addressing
             style = "path" if endpoint else "auto"
@@ -88,15 +115,14 @@ class S3LogStore(LogStore):
     def __init__(self, client=None):
         self._given = client
 
-    @property
-    def _s3(self):
-        return self._given if self._given is not None else _client()
+    def _s3(self, bucket: str):
+        return self._given if self._given is not None else _client(bucket)
 
     def read(self, path: str) -> bytes:
         from botocore.exceptions import ClientError
         bucket, key = _split(path)
         try:
-            return self._s3.get_object(Bucket=bucket, Key=key)["Body"].read()
+            return self._s3(bucket).get_object(Bucket=bucket, Key=key)["Body"].read()
         except ClientError as exc:
             if _code(exc) in ("NoSuchKey", "404") or _status(exc) == 404:
                 raise FileNotFoundError(path) from exc
@@ -108,7 +134,7 @@ class S3LogStore(LogStore):
         self._require_conditional_put(path, bucket, key.rsplit("/", 1)[0] if "/" in key else "")
         for attempt in range(6):
             try:
-                self._s3.put_object(Bucket=bucket, Key=key, Body=data, IfNoneMatch="*")
+                self._s3(bucket).put_object(Bucket=bucket, Key=key, Body=data, IfNoneMatch="*")
                 return
             except ClientError as exc:
                 if _status(exc) == 412:
@@ -120,11 +146,11 @@ class S3LogStore(LogStore):
                 time.sleep(0.05 * (attempt + 1))
 
     def _require_conditional_put(self, path: str, bucket: str, directory: str) -> None:
-        endpoint = self._s3.meta.endpoint_url
+        endpoint = self._s3(bucket).meta.endpoint_url
         with _lock:
             honoured = _probed.get((endpoint, bucket))
         if honoured is None:
-            honoured = probe_conditional_put(self._s3, bucket, directory)
+            honoured = probe_conditional_put(self._s3(bucket), bucket, directory)
             with _lock:
                 _probed[(endpoint, bucket)] = honoured
         if not honoured:
@@ -136,13 +162,13 @@ class S3LogStore(LogStore):
 
     def write(self, path: str, data: bytes) -> None:
         bucket, key = _split(path)
-        self._s3.put_object(Bucket=bucket, Key=key, Body=data)
+        self._s3(bucket).put_object(Bucket=bucket, Key=key, Body=data)
 
     def list_dir(self, path: str) -> list[FileStatus]:
         bucket, key = _split(path)
         prefix = key.rstrip("/") + "/" if key else ""
         out = []
-        pages = self._s3.get_paginator("list_objects_v2").paginate(
+        pages = self._s3(bucket).get_paginator("list_objects_v2").paginate(
             Bucket=bucket, Prefix=prefix, Delimiter="/")
         for page in pages:
             for obj in page.get("Contents", []):
@@ -160,17 +186,18 @@ class S3LogStore(LogStore):
         from botocore.exceptions import ClientError
         bucket, key = _split(path)
         try:
-            self._s3.head_object(Bucket=bucket, Key=key)
+            self._s3(bucket).head_object(Bucket=bucket, Key=key)
             return True
         except ClientError as exc:
             if _status(exc) != 404:
                 raise
-        found = self._s3.list_objects_v2(Bucket=bucket, Prefix=key.rstrip("/") + "/", MaxKeys=1)
+        found = self._s3(bucket).list_objects_v2(Bucket=bucket, Prefix=key.rstrip("/") + "/",
+                                                 MaxKeys=1)
         return found.get("KeyCount", 0) > 0
 
     def delete(self, path: str) -> None:
         bucket, key = _split(path)
-        self._s3.delete_object(Bucket=bucket, Key=key)     # S3 deletes missing keys quietly
+        self._s3(bucket).delete_object(Bucket=bucket, Key=key)     # S3 deletes missing keys quietly
 
     def join(self, base: str, *parts: str) -> str:
         return "/".join([base.rstrip("/"), *parts])

@@ -96,9 +96,18 @@ def test_log_store_operations(s3):
     assert not [k for k in keys if "sqlext-probe" in k]
 
 
-def test_engine_on_s3a(spark, s3):
+@pytest.fixture
+def spark_conf_only(s3):
+    """No options set in code for the S3 log store: it takes the session's fs.s3a.* settings."""
+    s3_store.configure()
+    yield
+    s3.configure_store()
+
+
+def test_engine_on_s3a(spark, s3, spark_conf_only):
     """Writes, DELETE, UPDATE, MERGE, time travel, change feed and history on an s3a:// table:
-    the log through the S3 store, the data files through Spark's s3a connector."""
+    the log through the S3 store, the data files through Spark's s3a connector, both configured
+    by the session's per-bucket fs.s3a.* settings alone."""
     assert s3a_jars(), "scripts/s3_jars.sh (run by test.sh) fetches Spark's s3a connector"
     bucket = s3.new_bucket()
     s3.configure_spark(spark, bucket)
@@ -128,6 +137,23 @@ def test_engine_on_s3a(spark, s3):
     assert sorted(k for k in keys if "_delta_log/" in k and k.endswith(".json")) == \
         [f"events/_delta_log/{v:020d}.json" for v in range(5)]
     assert f"events/_delta_log/{3:020d}.checkpoint.parquet" in keys      # written through the store
+
+
+def test_s3a_settings_become_client_options(spark):
+    """The engine's mapping of fs.s3a.* to boto3 options: per-bucket before global, a scheme
+    added from connection.ssl.enabled, keys only in pairs."""
+    from sqlext.engine.storage_bridge import s3a_client_options
+    conf = spark.sparkContext._jvm.org.apache.hadoop.conf.Configuration(False)
+    conf.set("fs.s3a.endpoint", "s3.example.com")
+    conf.set("fs.s3a.access.key", "global-key")
+    conf.set("fs.s3a.bucket.b1.endpoint", "127.0.0.1:9000")
+    conf.set("fs.s3a.bucket.b1.connection.ssl.enabled", "false")
+    conf.set("fs.s3a.bucket.b1.endpoint.region", "eu-west-1")
+    conf.set("fs.s3a.bucket.b1.secret.key", "b1-secret")
+    assert s3a_client_options(conf, "b1") == {
+        "endpoint_url": "http://127.0.0.1:9000", "region_name": "eu-west-1",
+        "aws_access_key_id": "global-key", "aws_secret_access_key": "b1-secret"}
+    assert s3a_client_options(conf, "b2") == {"endpoint_url": "https://s3.example.com"}
 
 
 def test_four_kernel_writers_on_one_s3_table(s3):
