@@ -9,8 +9,8 @@ for more).
 A server that ignores the header would let a second writer silently replace a commit. Before its
 first commit to a bucket, the store therefore probes the bucket once per process: it creates a
 scratch object next to the commit (``_delta_log/.sqlext-probe-<uuid>``, so no permission beyond
-the table's is needed) with ``If-None-Match: *`` and tries again; if the second put also succeeds, the
-server does not honour the condition and every commit is refused with
+the table's is needed) with ``If-None-Match: *`` and tries again; if the second put also
+succeeds, the server does not honour the condition and every commit is refused with
 :class:`~sqlext.errors.UnsafeObjectStoreError` (nothing is written).
 
 Client options, first that applies: :func:`configure` (set in code); with a SparkSession, the
@@ -138,12 +138,24 @@ class S3LogStore(LogStore):
                 return
             except ClientError as exc:
                 if _status(exc) == 412:
+                    # boto3 retries a put whose response was lost; if the lost attempt created
+                    # the object, the retry sees it. Same bytes (a commit carries a fresh txnId)
+                    # means the object is ours: reporting a lost race would commit it twice.
+                    if self._holds(bucket, key, data):
+                        return
                     raise FileExistsError(path) from exc
                 # 409 ConditionalRequestConflict: another conditional put on the key is in flight;
                 # S3 asks the caller to retry, which then either wins or gets 412
                 if _status(exc) != 409 or attempt == 5:
                     raise
                 time.sleep(0.05 * (attempt + 1))
+
+    def _holds(self, bucket: str, key: str, data: bytes) -> bool:
+        from botocore.exceptions import ClientError
+        try:
+            return self._s3(bucket).get_object(Bucket=bucket, Key=key)["Body"].read() == data
+        except ClientError:
+            return False
 
     def _require_conditional_put(self, path: str, bucket: str, directory: str) -> None:
         endpoint = self._s3(bucket).meta.endpoint_url
@@ -158,7 +170,7 @@ class S3LogStore(LogStore):
                 f"refusing to commit {path}: the S3 endpoint {endpoint} ignores conditional writes "
                 f"(PutObject with If-None-Match: *) in bucket {bucket!r}, so a concurrent writer "
                 "could silently replace this commit. Nothing was written; use an S3 service that "
-                "supports conditional writes (AWS S3, MinIO, ...).")
+                "supports conditional writes (AWS S3 does since August 2024).")
 
     def write(self, path: str, data: bytes) -> None:
         bucket, key = _split(path)
@@ -208,7 +220,11 @@ def probe_conditional_put(client, bucket: str, directory: str = "") -> bool:
     one key, a scratch key in ``directory`` (deleted afterwards)."""
     from botocore.exceptions import ClientError
     key = "/".join(filter(None, [directory.rstrip("/"), f".sqlext-probe-{uuid.uuid4().hex}"]))
-    client.put_object(Bucket=bucket, Key=key, Body=b"1", IfNoneMatch="*")
+    try:
+        client.put_object(Bucket=bucket, Key=key, Body=b"1", IfNoneMatch="*")
+    except ClientError as exc:
+        if _status(exc) != 412:     # a fresh key: 412 only if boto3 retried our own put
+            raise
     try:
         client.put_object(Bucket=bucket, Key=key, Body=b"2", IfNoneMatch="*")
         return False

@@ -104,6 +104,29 @@ def spark_conf_only(s3):
     s3.configure_store()
 
 
+def test_retried_put_of_our_own_commit_is_not_a_lost_race(s3):
+    """A put whose response is lost is retried by boto3 and then finds the object it created:
+    the store reads it back and reports success, not FileExistsError (which would make the
+    transaction commit the same actions again at the next version)."""
+    bucket = s3.new_bucket()
+    client = s3.client()
+    retried = []
+
+    def lose_first_response(response, attempts, operation, **_):
+        if response is not None and response[0].status_code == 200 and attempts == 1:
+            retried.append(attempts)
+            return 0                # seconds to wait before retrying, as if the reply was lost
+        return None
+    client.meta.events.register("needs-retry.s3.PutObject", lose_first_response)
+    store = S3LogStore(client)
+    ours = f"s3://{bucket}/t/_delta_log/{0:020d}.json"
+    store.write_if_absent(ours, b'{"commitInfo":{"txnId":"a"}}\n')
+    assert len(retried) >= 2        # the probe's first put, and the commit's
+    assert store.read(ours) == b'{"commitInfo":{"txnId":"a"}}\n'
+    with pytest.raises(FileExistsError):        # someone else's bytes: a lost race
+        store.write_if_absent(ours, b'{"commitInfo":{"txnId":"b"}}\n')
+
+
 def test_engine_on_s3a(spark, s3, spark_conf_only):
     """Writes, DELETE, UPDATE, MERGE, time travel, change feed and history on an s3a:// table:
     the log through the S3 store, the data files through Spark's s3a connector, both configured
