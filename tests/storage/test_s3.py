@@ -190,8 +190,13 @@ def test_four_kernel_writers_on_one_s3_table(s3):
                  partition_columns=(), configuration={"delta.checkpointInterval": "5"})
     env = {**os.environ, **s3.env}
     procs = [subprocess.Popen([sys.executable, "-m", "tests.support.s3_writer", location, str(w), "6"],
-                              cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              text=True) for w in range(4)]
+                              cwd=REPO_ROOT, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for w in range(4)]
+    for proc in procs:                      # all connected before any starts
+        assert json.loads(proc.stdout.readline()) == {"op": "ready"}, proc.stderr.read()
+    for proc in procs:
+        proc.stdin.write("go\n")
+        proc.stdin.flush()
     reports = []
     for proc in procs:
         out, err = proc.communicate(timeout=600)

@@ -1,6 +1,7 @@
 """One kernel writer of the S3 concurrency test, in its own process:
 ``python -m tests.support.s3_writer <location> <worker> <rounds>`` with boto3's environment
-(``AWS_ENDPOINT_URL``...) set; prints one JSON line per attempt.
+(``AWS_ENDPOINT_URL``...) set; prints ``{"op": "ready"}``, starts when a line arrives on stdin
+(so that the writers overlap), then prints one JSON line per attempt.
 
 Even rounds blind-append a file of one new row (these retry until they commit); odd rounds read
 the whole table and rewrite one of its files (same rows, new file), which conflicts with any
@@ -52,6 +53,9 @@ def main(location: str, worker: int, rounds: int) -> None:
     store = S3LogStore()
     log = DeltaLog(location)
     rng = random.Random(worker)
+    log.snapshot()                          # connected and probed: wait for the others
+    print(json.dumps({"op": "ready"}), flush=True)
+    sys.stdin.readline()
     for i in range(rounds):
         if i % 2 == 0:
             row = worker * 1000 + i
