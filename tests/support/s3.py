@@ -36,7 +36,7 @@ class S3Server:
         args = [sys.executable, "-m", "tests.support.s3_server"]
         if ignore_if_none_match:
             args.append("--ignore-if-none-match")
-        proc = subprocess.Popen(args, cwd=REPO_ROOT, stdout=subprocess.PIPE,
+        proc = subprocess.Popen(args, cwd=REPO_ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                 stderr=subprocess.DEVNULL, text=True)
         line = proc.stdout.readline()
         if not line.startswith("port "):

@@ -1,5 +1,5 @@
 """moto's S3 server on loopback, for the S3 tests: ``python -m tests.support.s3_server [--ignore-if-none-match]``
-prints ``port <n>`` and serves until killed.
+prints ``port <n>`` and serves until killed or until its stdin closes.
 
 Requests are handled one at a time. moto honours ``PutObject`` with ``If-None-Match: *`` (412 when
 the key exists) but checks and stores in two steps without a lock, so under a threaded server two
@@ -12,6 +12,7 @@ server without conditional writes, on which commits must be refused.
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 
@@ -34,6 +35,8 @@ def app(ignore_if_none_match: bool):
 def main(argv: list[str]) -> None:
     server = make_server("127.0.0.1", 0, app("--ignore-if-none-match" in argv), threaded=True)
     print(f"port {server.server_address[1]}", flush=True)
+    # exit with the test process: its end (even a kill) closes our stdin
+    threading.Thread(target=lambda: (sys.stdin.read(), os._exit(0)), daemon=True).start()
     server.serve_forever()
 
 
