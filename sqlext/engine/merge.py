@@ -115,7 +115,7 @@ def _materialized(source: DataFrame) -> DataFrame:
 
 @dataclass
 class MergeResult:
-    """What a MERGE did: the version it committed and its metrics."""
+    """What a MERGE did: the version it committed (None: nothing changed) and its metrics."""
 
     version: int | None
     metrics: dict[str, int] = field(default_factory=dict)
@@ -189,8 +189,11 @@ class _Merge:
         changes = [w for w in written if w.is_change_file]
         self._finish_metrics(removed, added, changes, touched)
         actions = removes(removed) + [w.add() for w in added] + [c.cdc() for c in changes]
-        # a MERGE that changes nothing still commits (no file actions, its metrics all zero but
-        # numSourceRows), as delta-spark does: its commit is not skippable under WriteSerializable
+        if not actions:
+            # nothing to commit: delta-spark 4.4 makes no commit either (measured with the
+            # delta-spark oracle in tests/deltaspark)
+            self.metrics["executionTimeMs"] = self.timer.total()
+            return MergeResult(None, self.metrics, self.log.name)
         if plan.schema_changed:
             self.txn.update_metadata(dataclasses.replace(
                 snapshot.metadata, schema_string=plan.new_schema.json()))
