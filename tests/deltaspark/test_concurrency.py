@@ -30,7 +30,12 @@ while (len(outcomes) < ROUNDS or os.path.exists(MARK)) and len(outcomes) < 60:
         outcomes.append("committed")
     except Exception as exc:
         java = getattr(exc, "_origin", None) or getattr(exc, "java_exception", None)
-        outcomes.append(java.getClass().getName() if java is not None else repr(exc))
+        if java is not None:
+            outcomes.append(java.getClass().getName())
+        elif "DELTA_CONCURRENT" in str(exc) or type(exc).__name__.startswith("Concurrent"):
+            outcomes.append("io.delta.exceptions.Concurrent:" + type(exc).__name__)
+        else:
+            outcomes.append(repr(exc))
 result = outcomes
 """
 

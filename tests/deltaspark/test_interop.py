@@ -99,8 +99,9 @@ def test_sqlext_table_read_by_delta_spark_at_every_version(spark, delta_spark, t
 
     # The change feed of every version. delta-spark reads a range with the latest schema and
     # refuses one across a schema change that schema cannot read (the column added at 7 and
-    # dropped by RESTORE at 9), so the feed is compared in the ranges between those changes.
-    ranges = ((0, 6), (7, 8), (9, 10))
+    # dropped by RESTORE at 9: 7..8 too, since the latest schema lacks that column), so the feed
+    # is compared in the ranges the latest schema reads.
+    ranges = ((0, 6), (9, 10))
     answers = delta_spark.batch([("changes", {"path": str(path), "start": a, "end": b})
                                  for a, b in ranges] + [("history", {"path": str(path)})], check=True)
     for (start, end), theirs in zip(ranges, answers):
