@@ -1,5 +1,5 @@
 """A grammar-driven generator of Spark SQL queries over two small tables, ``t1`` and ``t2``, for
-the differential test (``test_differential.py``): each statement runs through ``sqlext.sql`` on
+the differential test (``test_sql_differential.py``): each statement runs through ``sqlext.sql`` on
 sqlext tables and through plain ``spark.sql`` on the same rows in temporary views.
 
 The grammar covers what Spark's own ``sql-tests`` (``sql/core/src/test/resources/sql-tests/
