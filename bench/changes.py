@@ -20,7 +20,7 @@ columns))``, one row back to the driver), with
   deltalake   ``DeltaTable(path).load_cdf(1, N).read_all()`` into Arrow (ratio only).
   delta-spark (with ``--delta-spark``) delta-spark 4.4's ``table_changes_by_path(path, 1, N)``
               with the same digest, in its own process with the same Spark settings, timed
-              there (``bench/_deltaspark.py``).
+              there (``bench/deltaspark_peer.py``).
 
 Also timed: the raw feed and the plain read written to Spark's ``noop`` sink (for a bare scan
 Spark hands the sink rows that are views of the decoded column batches, while any projection —
@@ -161,7 +161,7 @@ def main() -> None:
     }
     peer = None
     if args.delta_spark:
-        from bench._deltaspark import Peer
+        from bench.deltaspark_peer import Peer
         peer = Peer(spark, os.path.join(root, "delta-spark.log"))
         quoted = os.path.abspath(path).replace("'", "\\'")
         statement = ("SELECT sum(CAST(hash(*) AS BIGINT)) FROM "

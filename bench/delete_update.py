@@ -27,7 +27,7 @@ the contenders alternates between runs; the median and the best of ``--runs`` ar
   partition DELETE  ``DELETE WHERE part = n`` on ``parted`` and on ``parted10x``: a metadata-only
                     commit whose time should not grow with the table.
 
-With ``--delta-spark``, delta-spark 4.4 (``bench/_deltaspark.py``: its own process, the same
+With ``--delta-spark``, delta-spark 4.4 (``bench/deltaspark_peer.py``: its own process, the same
 Spark settings, timed inside that process) runs the same DELETE and UPDATE statements on copies
 of ``ranged`` and ``ranged_nocdf`` (the same row ranges sqlext deletes and updates in its
 copies), and the partition DELETEs on copies of ``parted`` and ``parted10x``.
@@ -105,7 +105,7 @@ def run(args) -> None:
 
     peer = ds_tables = None
     if args.delta_spark:
-        from bench._deltaspark import Peer, table
+        from bench.deltaspark_peer import Peer, table
         peer = Peer(spark, os.path.join(root, "delta-spark.log"))
         ds_tables = {}
         for name, source in (("cdf", ranged), ("nocdf", plain), ("parted", parted),

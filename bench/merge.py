@@ -23,7 +23,7 @@ between runs; the median of ``--runs`` is reported, after ``--warmup`` untimed r
              data, and the touched files known in advance
 
   delta-spark  (with ``--delta-spark``) delta-spark 4.4 on pyspark 4.2, in its own process with
-             the same Spark settings (``bench/_deltaspark.py``): the same MERGE in SQL with the
+             the same Spark settings (``bench/deltaspark_peer.py``): the same MERGE in SQL with the
              source read from the parquet file, timed inside its process
 
 Targets: sqlext / deltalake at most 2x (goal: faster); sqlext / floor at most 1.5x, compared
@@ -131,7 +131,7 @@ def run_floor(spark, table: str, touched: list, source: str, out: str) -> None:
 
 def run_delta_spark(peer, path: str, source: str) -> float:
     """The same MERGE in delta-spark; seconds timed in its process."""
-    from bench._deltaspark import parquet, table
+    from bench.deltaspark_peer import parquet, table
     seconds, _ = peer.timed_sql(
         f"MERGE INTO {table(path)} t USING {parquet(source)} s ON {CONDITION} "
         "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *")
@@ -190,7 +190,7 @@ def main() -> None:
 
     peer = None
     if args.delta_spark:
-        from bench._deltaspark import Peer
+        from bench.deltaspark_peer import Peer
         peer = Peer(spark, os.path.join(work, "delta-spark.log"))
 
     # warm-up (untimed): the JVM compiles Spark's hot paths over the first jobs

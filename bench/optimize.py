@@ -10,7 +10,7 @@ works on a fresh copy:
   new directory (no log, no statistics);
 - deltalake: ``DeltaTable.optimize.compact()`` (delta-rs, same table), as a second peer;
 - delta-spark (with ``--delta-spark``): ``OPTIMIZE delta.`<copy>``` by delta-spark 4.4 in its own
-  process with the same Spark settings, timed there (``bench/_deltaspark.py``).
+  process with the same Spark settings, timed there (``bench/deltaspark_peer.py``).
 
     .venv/bin/python bench/optimize.py [--files 1000 --rows 1000000 --runs 3] [--delta-spark]
 """
@@ -68,7 +68,7 @@ def main() -> None:
                   "deltalake": deltalake_compact}
     peer = None
     if args.delta_spark:
-        from bench._deltaspark import Peer, table
+        from bench.deltaspark_peer import Peer, table
         peer = Peer(spark, os.path.join(root, "delta-spark.log"))
 
         def delta_spark_optimize(path):

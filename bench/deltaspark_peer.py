@@ -29,12 +29,25 @@ _rows = spark.sql(STATEMENT).collect()
 result = {"seconds": time.perf_counter() - _start, "rows": [r.asDict(recursive=True) for r in _rows][:5]}
 """
 
+_TIMED_CODE = """
+import time
+value = None
+{setup}
+_start = time.perf_counter()
+{code}
+result = {{"seconds": time.perf_counter() - _start, "value": value}}
+"""
+
 
 class Peer:
     """A delta-spark worker for timing SQL statements next to sqlext."""
 
-    def __init__(self, spark, log_path: str | None = None):
-        conf = {k: spark.conf.get(k) for k in SHARED if spark.conf.get(k, None) is not None}
+    def __init__(self, spark=None, log_path: str | None = None, settings: dict | None = None):
+        """Start delta-spark with the SHARED settings of ``spark`` (a live session) or, for a
+        benchmark without one, of ``settings`` (e.g. sqlext's ``LOCAL_DEFAULTS``)."""
+        if spark is not None:
+            settings = {k: spark.conf.get(k, None) for k in SHARED}
+        conf = {k: str(v) for k, v in (settings or {}).items() if k in SHARED and v is not None}
         conf["spark.databricks.delta.retentionDurationCheck.enabled"] = "false"
         from pathlib import Path
         self.worker = DeltaSpark.start(conf=conf, log_path=Path(log_path) if log_path else None)
@@ -43,6 +56,12 @@ class Peer:
         """Run one statement in delta-spark: (seconds, first rows of its result)."""
         answer = self.worker.exec(f"STATEMENT = {statement!r}\n" + _TIMED)
         return answer["seconds"], answer["rows"]
+
+    def timed_code(self, code: str, setup: str = "") -> tuple[float, object]:
+        """Run Python ``setup`` (untimed), then ``code`` (timed) in delta-spark's process, with
+        ``spark`` in scope; (seconds, the value ``code`` leaves in ``value``)."""
+        answer = self.worker.exec(_TIMED_CODE.format(setup=setup, code=code))
+        return answer["seconds"], answer["value"]
 
     def close(self) -> None:
         self.worker.close()
