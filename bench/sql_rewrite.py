@@ -37,7 +37,7 @@ def main() -> None:
     args = parser.parse_args()
 
     import sqlext
-    from sqlext.engine.catalog import Catalog
+    from sqlext.catalog import Catalog
     from sqlext.engine.session import prepare
     from sqlext.errors import SqlextError
     from sqlext.sql.parse import parse_statements

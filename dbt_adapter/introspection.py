@@ -19,14 +19,14 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as T
 from sqlglot.tokens import TokenType
 
-from sqlext.engine.catalog import Catalog
+from sqlext.catalog import Catalog
 from sqlext.engine.schemas import spark_schema
 from sqlext.errors import AnalysisException, SqlextError
 from sqlext.log.table import DeltaLog
 from sqlext.sql.describe import like_matcher
 from sqlext.sql.dialect import Sqlext
 from sqlext.sql.statement_text import strip_leading_comments
-from sqlext.sql.views import ViewStore
+from sqlext.catalog import ViewStore
 
 RESULT_SCHEMA = T.StructType([
     T.StructField("namespace", T.StringType(), False),

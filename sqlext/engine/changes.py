@@ -18,7 +18,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from sqlext.engine import changes_dedup as dedup
-from sqlext.engine.catalog import Catalog, TableRef
+from sqlext.catalog import Catalog, TableRef
 from sqlext.engine.changes_plan import (CHANGE_TYPE, COMMIT_TIMESTAMP, COMMIT_VERSION, ChangeFile,
                                         ChangePlan, RangeRequest, check_files_present,
                                         plan_changes, resolve_range)

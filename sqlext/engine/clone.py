@@ -21,7 +21,7 @@ from urllib.parse import quote
 
 from pyspark.sql import SparkSession
 
-from sqlext.engine.catalog import Catalog, TableRef
+from sqlext.catalog import Catalog, TableRef
 from sqlext.engine.commit_metadata import user_metadata
 from sqlext.engine.read import resolve_snapshot
 from sqlext.engine.write import engine_info

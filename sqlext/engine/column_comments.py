@@ -14,7 +14,7 @@ import json
 
 from pyspark.sql import SparkSession
 
-from sqlext.engine.catalog import TableRef
+from sqlext.catalog import TableRef
 from sqlext.engine.commit_metadata import user_metadata
 from sqlext.engine.write import engine_info
 from sqlext.errors import AnalysisException

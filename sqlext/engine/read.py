@@ -6,7 +6,7 @@ import datetime as _dt
 
 from pyspark.sql import DataFrame, SparkSession
 
-from sqlext.engine.catalog import Catalog, TableRef
+from sqlext.catalog import Catalog, TableRef
 from sqlext.engine.scan import scan
 from sqlext.engine.session import prepare
 from sqlext.engine.write import _check_condition, spark_condition

@@ -12,7 +12,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.utils import AnalysisException as SparkAnalysisException
 
-from sqlext.engine.catalog import Catalog, TableRef
+from sqlext.catalog import Catalog, TableRef
 from sqlext.engine.commit_metadata import user_metadata as resolve_user_metadata
 from sqlext.engine.convert import require_empty_location
 from sqlext.engine.files import write_files

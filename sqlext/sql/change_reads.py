@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pyspark.sql import DataFrame, SparkSession
 from sqlglot import exp
 
-from sqlext.engine.catalog import TableRef
+from sqlext.catalog import TableRef
 from sqlext.errors import AnalysisException
 from sqlext.log.pruning import conjuncts
 from sqlext.log.table import DeltaLog

@@ -14,7 +14,7 @@ from pyspark.sql import types as T
 from sqlglot import exp
 
 from sqlext.delta_table import DeltaTable
-from sqlext.engine.catalog import TableRef
+from sqlext.catalog import TableRef
 from sqlext.engine.schemas import spark_schema
 from sqlext.errors import AnalysisException, TableNotFoundError, UnsupportedOperationError
 from sqlext.log.table import DeltaLog

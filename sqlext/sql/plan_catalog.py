@@ -15,7 +15,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import types as T
 from sqlglot import exp
 
-from sqlext.engine.catalog import CATALOG_DIR, DEFAULT_SCHEMA, TableRef
+from sqlext.catalog import CATALOG_DIR, DEFAULT_SCHEMA, TableRef, has_delta_log
 from sqlext.engine.column_comments import set_column_comment
 from sqlext.engine.commit_metadata import user_metadata as resolve_user_metadata
 from sqlext.engine.schemas import spark_schema
@@ -27,7 +27,7 @@ from sqlext.log.protocol import upgrade_for_configuration
 from sqlext.log.table import DeltaLog
 from sqlext.sql import plan as P
 from sqlext.sql.nodes import delta_path, property_map
-from sqlext.sql.resolve import Kind, Resolver, has_delta_log, label
+from sqlext.sql.resolve import Kind, Resolver, label
 from sqlext.sql.sqltypes import struct_from_columns
 
 ALTER_SUPPORTED = ("ALTER TABLE t ADD COLUMNS (c type, ...), ALTER TABLE t SET TBLPROPERTIES "

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from sqlext.engine.catalog import TableRef
+from sqlext.catalog import TableRef
 from sqlext.engine.clone import CloneSource, clone_table, require_shallow
 from sqlext.errors import AnalysisException, UnsupportedOperationError
 from sqlext.log.storage import normalize_location

@@ -17,7 +17,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import types as T
 from sqlglot import exp
 
-from sqlext.engine.catalog import TableRef
+from sqlext.catalog import TableRef
 from sqlext.engine.commit_metadata import user_metadata as resolve_user_metadata
 from sqlext.engine.convert import require_empty_location
 from sqlext.engine.post_commit import after_commit

@@ -14,7 +14,7 @@ from pyspark.sql import types as T
 from sqlglot import exp
 
 from sqlext.delta_table import DeltaTable
-from sqlext.engine.catalog import TableRef
+from sqlext.catalog import TableRef
 from sqlext.engine.delete import delete
 from sqlext.engine.post_commit import result_row
 from sqlext.engine.read import resolve_snapshot

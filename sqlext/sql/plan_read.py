@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pyspark.sql import DataFrame, SparkSession
 from sqlglot import exp
 
-from sqlext.engine.catalog import Catalog, TableRef
+from sqlext.catalog import Catalog, TableRef, has_delta_log
 from sqlext.engine.read import resolve_snapshot
 from sqlext.engine.scan import scan
 from sqlext.errors import AnalysisException, TableNotFoundError, UnsupportedOperationError
@@ -27,7 +27,7 @@ from sqlext.sql import change_reads, splice
 from sqlext.sql import plan as P
 from sqlext.sql.nodes import delta_path
 from sqlext.sql.pushdown import file_filter
-from sqlext.sql.resolve import Kind, Resolver, has_delta_log, label
+from sqlext.sql.resolve import Kind, Resolver, label
 
 VIEW_PREFIX = "__sqlext_"
 _PROCESS = uuid.uuid4().hex[:8]

@@ -1,7 +1,7 @@
 """CREATE [OR REPLACE] [TEMPORARY] VIEW and DROP VIEW.
 
 A view whose query reads sqlext tables (or sqlext views) is kept by sqlext (see
-:mod:`sqlext.sql.views`) and expanded wherever it is referenced, so it always shows the tables'
+:mod:`sqlext.catalog.views`) and expanded wherever it is referenced, so it always shows the tables'
 current data. Any other view is Spark's. Unqualified table names in a persistent view's query are
 qualified with the current schema when the view is created, as Spark resolves them.
 """
@@ -14,8 +14,8 @@ from sqlext.errors import AnalysisException, TableAlreadyExistsError, Unsupporte
 from sqlext.sql import plan as P
 from sqlext.sql import splice
 from sqlext.sql.plan_read import ReadRewriter, _is_cte, plan_reads
-from sqlext.sql.resolve import Kind, Resolver, has_delta_log, label, spark_name
-from sqlext.sql.views import ViewDef
+from sqlext.sql.resolve import Kind, Resolver, label, spark_name
+from sqlext.catalog import ViewDef, has_delta_log
 
 
 def _existing(resolver: Resolver, table: exp.Table, temporary: bool | None) -> ViewDef | None:

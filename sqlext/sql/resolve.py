@@ -15,10 +15,9 @@ from dataclasses import dataclass
 from pyspark.sql import SparkSession
 from sqlglot import exp
 
-from sqlext.engine.catalog import Catalog, TableRef, split_name
+from sqlext.catalog import Catalog, TableRef, ViewDef, ViewStore, has_delta_log, split_name
 from sqlext.errors import AnalysisException
-from sqlext.log.storage import is_local, normalize_location, store_for
-from sqlext.sql import views
+from sqlext.log.storage import normalize_location
 from sqlext.sql.nodes import delta_path
 
 _SPARK_CATALOG = "spark_catalog"
@@ -38,7 +37,7 @@ class Target:
 
     kind: Kind
     ref: TableRef | None = None
-    view: views.ViewDef | None = None
+    view: ViewDef | None = None
 
     @property
     def is_sqlext(self) -> bool:
@@ -58,16 +57,6 @@ def spark_name(*parts: str) -> str:
     return ".".join("`" + part.replace("`", "``") + "`" for part in parts)
 
 
-def has_delta_log(location: str) -> bool:
-    """Whether a location holds a Delta table."""
-    if is_local(location):
-        import os
-
-        return os.path.isdir(os.path.join(location, "_delta_log"))
-    store = store_for(location)
-    return store.exists(store.join(location, "_delta_log"))
-
-
 class Resolver:
     """Resolves table references of the statements of one ``sqlext.sql`` call.
 
@@ -78,7 +67,7 @@ class Resolver:
     def __init__(self, spark: SparkSession):
         self.spark = spark
         self.catalog = Catalog(spark)
-        self.views = views.ViewStore(spark, self.catalog)
+        self.views = ViewStore(spark, self.catalog)
         self._schema: str | None = None
         self._cache: dict[tuple, Target] = {}
         self._session_catalog = None
@@ -124,9 +113,7 @@ class Resolver:
             raise AnalysisException(
                 f"{label(table)} is not a name sqlext can hold a table under: use [schema.]table "
                 "or delta.`/path`")
-        schema, name = names
-        return self.catalog.lookup(schema, name) or TableRef(
-            self.catalog.managed_location(schema, name), schema, name, managed=True)
+        return self.catalog.ref_for_name(*names)
 
     # --- resolution -----------------------------------------------------------------------------
 
@@ -169,8 +156,7 @@ class Resolver:
         view = self.views.persistent(schema, name)
         ref = None
         if view is None:
-            ref = self.catalog.lookup(schema, name) or TableRef(
-                self.catalog.managed_location(schema, name), schema, name, managed=True)
+            ref = self.catalog.ref_for_name(schema, name)
             if not has_delta_log(ref.location):
                 return None
         if single and self.spark_temp_view(name):

@@ -35,7 +35,7 @@ def example(spark, tmp_path_factory):
     out = io.StringIO()
     result = run_example.main(["--workdir", str(tmp_path_factory.mktemp("example")),
                                "--schema", schema], out=out)
-    from sqlext.engine.catalog import Catalog
+    from sqlext.catalog import Catalog
 
     catalog = Catalog(spark)
     result.update(schema=schema, output=out.getvalue(),

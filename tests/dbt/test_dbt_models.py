@@ -100,7 +100,7 @@ def built(spark, tmp_path_factory):
     import sqlext
     from dbt.cli.main import dbtRunner
 
-    from sqlext.engine.catalog import Catalog
+    from sqlext.catalog import Catalog
 
     project = tmp_path_factory.mktemp("dbt_models")
     schema = f"models_{uuid.uuid4().hex[:8]}"

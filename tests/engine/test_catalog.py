@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import sqlext
-from sqlext.engine.catalog import Catalog, TableRef
+from sqlext.catalog import Catalog, TableRef
 from sqlext.errors import AnalysisException, SqlextError, TableNotFoundError
 from tests.engine.helpers import arrow, assert_readers_agree
 from tests.support.spark import SPARK_CONF

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import sqlext
-from sqlext.engine.catalog import CATALOG_DIR, Catalog
+from sqlext.catalog import CATALOG_DIR, Catalog
 from sqlext.errors import AnalysisException, SqlextError
 from tests.support import assert_same_rows
 

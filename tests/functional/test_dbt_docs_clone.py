@@ -16,7 +16,7 @@ from dbt.tests.adapter.persist_docs.test_persist_docs import (
 from dbt.tests.util import run_dbt
 from deltalake import DeltaTable
 
-from sqlext.engine.catalog import Catalog
+from sqlext.catalog import Catalog
 from sqlext.log.table import DeltaLog
 
 

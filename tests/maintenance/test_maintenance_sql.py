@@ -6,7 +6,7 @@ import uuid
 from pathlib import Path
 
 import sqlext
-from sqlext.engine.catalog import Catalog
+from sqlext.catalog import Catalog
 from tests.engine.helpers import commit_info
 from tests.maintenance.support import NO_RETENTION_CHECK, spark_conf
 from tests.support import read_deltalake

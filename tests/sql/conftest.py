@@ -6,7 +6,7 @@ import hashlib
 
 import pytest
 
-from sqlext.engine.catalog import Catalog
+from sqlext.catalog import Catalog
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ import json
 import pytest
 
 import sqlext
-from sqlext.engine.catalog import Catalog
+from sqlext.catalog import Catalog
 from sqlext.errors import AnalysisException, UnsupportedOperationError
 from sqlext.log.table import DeltaLog
 from tests.support.compare import rows

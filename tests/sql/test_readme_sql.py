@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 import sqlext
-from sqlext.engine.catalog import Catalog
+from sqlext.catalog import Catalog
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 

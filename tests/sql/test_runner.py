@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 import sqlext
-from sqlext.engine.catalog import Catalog
+from sqlext.catalog import Catalog
 from sqlext.errors import AnalysisException, ParseError, SqlextError, TableNotFoundError
 from sqlext.log.table import DeltaLog
 from sqlext.sql.parse import parse_statements

@@ -16,7 +16,7 @@ import pytest
 
 import sqlext
 import sqlext.errors
-from sqlext.engine.catalog import Catalog
+from sqlext.catalog import Catalog
 from sqlext.log.table import DeltaLog
 from tests.sql.corpus import Case, all_cases, commit_time_of, load, scenario_files, substitute
 from tests.support.compare import assert_same_rows, rows, to_arrow

@@ -12,7 +12,7 @@ import pytest
 
 import sqlext
 from sqlext import DeltaTable
-from sqlext.engine.catalog import Catalog
+from sqlext.catalog import Catalog
 from sqlext.errors import TableAlreadyExistsError, UnsupportedOperationError
 from sqlext.log.table import DeltaLog
 from tests.support.compare import rows

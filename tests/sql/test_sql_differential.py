@@ -21,7 +21,7 @@ from pyspark.errors import AnalysisException as SparkAnalysisException
 from pyspark.errors import ParseException
 
 import sqlext
-from sqlext.engine.catalog import Catalog
+from sqlext.catalog import Catalog
 from sqlext.errors import AnalysisException, ParseError
 from sqlext.sql import splice
 from tests.sql.differential import T1_DDL, T1_ROWS, T2_DDL, T2_ROWS, cases

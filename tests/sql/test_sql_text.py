@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 import sqlext
-from sqlext.engine.catalog import Catalog
+from sqlext.catalog import Catalog
 from sqlext.errors import AnalysisException, ParseError, TableNotFoundError
 from sqlext.sql.parse import parse_statements
 from sqlext.sql.plan_read import VIEW_PREFIX

@@ -110,7 +110,7 @@ def commit_time_of(spark):
     UTC, as ``YYYY-MM-DD HH:MM:SS.fff``."""
     import datetime as dt
 
-    from sqlext.engine.catalog import Catalog
+    from sqlext.catalog import Catalog
     from sqlext.log.table import DeltaLog
 
     def commit_time(table: str, version: int) -> str:

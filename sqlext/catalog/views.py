@@ -15,12 +15,9 @@ from dataclasses import asdict, dataclass
 
 from pyspark.sql import SparkSession
 
-from sqlext.engine.catalog import CATALOG_DIR, Catalog
+from sqlext.catalog.registry import CATALOG_DIR, Catalog
 
 VIEWS_DIR = "_views"
-
-# SparkSession uuid -> view name -> ViewDef
-_TEMPORARY: dict[str, dict[str, "ViewDef"]] = {}
 
 
 @dataclass(frozen=True)
@@ -50,12 +47,35 @@ def _session_key(spark: SparkSession) -> str:
         return str(id(spark))
 
 
+class TemporaryViews:
+    """The temporary views of every SparkSession of this process, by session.
+
+    A temporary view lives as long as its session; :meth:`clear` forgets all of them (tests that
+    start over, or a process that stops its sessions).
+    """
+
+    def __init__(self):
+        self._by_session: dict[str, dict[str, ViewDef]] = {}
+
+    def of_session(self, spark: SparkSession) -> dict[str, ViewDef]:
+        """The mutable name -> view map of ``spark``'s temporary views."""
+        return self._by_session.setdefault(_session_key(spark), {})
+
+    def clear(self) -> None:
+        """Forget the temporary views of every session."""
+        self._by_session.clear()
+
+
+TEMPORARY_VIEWS = TemporaryViews()
+
+
 class ViewStore:
     """The views of one SparkSession (temporary) and of its warehouse (persistent)."""
 
-    def __init__(self, spark: SparkSession, catalog: Catalog):
+    def __init__(self, spark: SparkSession, catalog: Catalog,
+                 temporary: TemporaryViews = TEMPORARY_VIEWS):
         self.catalog = catalog
-        self._temporary = _TEMPORARY.setdefault(_session_key(spark), {})
+        self._temporary = temporary.of_session(spark)
 
     def _path(self, schema: str, name: str | None = None) -> str:
         store = self.catalog.store

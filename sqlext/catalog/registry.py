@@ -195,6 +195,11 @@ class Catalog:
             return None
         return TableRef(entry["location"], schema, table, bool(entry.get("managed")))
 
+    def ref_for_name(self, schema: str, table: str) -> TableRef:
+        """The registered table, else the managed location the name would have."""
+        return self.lookup(schema, table) or TableRef(self.managed_location(schema, table),
+                                                      schema, table, managed=True)
+
     def require_schema(self, schema: str | None) -> None:
         """Raise :class:`AnalysisException` when a named table's schema does not exist."""
         if schema and schema != DEFAULT_SCHEMA and not self.schema_exists(schema):
@@ -221,6 +226,10 @@ class Catalog:
         return sorted(e.name[:-5] for e in entries if e.name.endswith(".json") and not e.is_dir)
 
 
-def catalog(spark: SparkSession) -> Catalog:
-    """The catalog of a session."""
-    return Catalog(spark)
+def has_delta_log(location: str) -> bool:
+    """Whether a location holds a Delta table."""
+    if is_local(location):
+        return os.path.isdir(os.path.join(location, "_delta_log"))
+    store = store_for(location)
+    return store.exists(store.join(location, "_delta_log"))
+
