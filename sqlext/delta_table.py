@@ -7,7 +7,7 @@ import datetime as _dt
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as T
 
-from sqlext.engine.catalog import Catalog, TableRef
+from sqlext.catalog import Catalog, TableRef
 from sqlext.engine.read import resolve_snapshot
 from sqlext.engine.scan import scan
 from sqlext.engine.session import prepare
