@@ -19,9 +19,22 @@ _LAZY = {
     "write": "sqlext.api",
     "read": "sqlext.api",
     "changes": "sqlext.api",
-    "sql": "sqlext.api",
-    "DeltaTable": "sqlext.delta_table",
+    "DeltaTable": "sqlext.tables",
 }
+
+importlib.import_module("sqlext.sql")   # the SQL front's package, before ``sql`` is bound below
+
+
+def sql(spark, text: str):
+    """Run one or more ``;``-separated SQL statements; returns the last one's result (a
+    DataFrame, or None for statements that return nothing)."""
+    from sqlext.sql.runner import run_sql
+    return run_sql(spark, text)
+
+
+# ``sqlext.sql`` is also the package of the SQL front. Python binds a package's attribute in its
+# parent only when it first loads it, which happened above; the function, bound after it, stays.
+# ``import sqlext.sql.runner`` and ``python -m sqlext.sql`` work as usual.
 
 
 def __getattr__(name: str):

@@ -54,9 +54,3 @@ def changes(spark: SparkSession, table: str, startingVersion=None, endingVersion
     return _changes(spark, table, startingVersion, endingVersion, startingTimestamp,
                     endingTimestamp, deduplicationMode, computeUpdates, identifierColumns,
                     filter=filter)
-
-
-def sql(spark: SparkSession, text: str) -> DataFrame:
-    """Run one or more ``;``-separated SQL statements; returns the last one's result."""
-    from sqlext.sql.runner import run_sql
-    return run_sql(spark, text)

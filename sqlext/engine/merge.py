@@ -36,7 +36,7 @@ from sqlglot import exp
 from sqlext.engine.commit_metadata import user_metadata as resolve_user_metadata
 from sqlext.engine.dml import Timer, begin, removes, spark_job_errors
 from sqlext.engine.files import CHANGE_TYPE, WrittenFile, write_files
-from sqlext.engine.merge_builder import MATCHED, NOT_MATCHED, NOT_MATCHED_BY_SOURCE, Clause
+from sqlext.engine.merge_clauses import MATCHED, NOT_MATCHED, NOT_MATCHED_BY_SOURCE, Clause
 from sqlext.engine.merge_plan import (CLAUSE, COPY, DELETE, INSERT, KIND, OPERATION,
                                       TARGET_PRESENT, UPDATE, MergePlan, source_alias)
 from sqlext.engine.merge_prune import analyse_on, summarize_source
@@ -148,7 +148,7 @@ def merge(spark: SparkSession, log: DeltaLog, source: DataFrame, condition,
           clauses: tuple[Clause, ...], *, alias: str | None = None,
           schema_evolution: bool = False, txn: Transaction | None = None) -> MergeResult:
     """MERGE ``source`` into the table: ``condition`` (SQL string or Column) matches source rows
-    to target rows, ``clauses`` say what happens (see :class:`~sqlext.engine.merge_builder.
+    to target rows, ``clauses`` say what happens (see :class:`~sqlext.tables.
     DeltaMergeBuilder`). ``alias`` is the target's name in conditions; ``txn`` a transaction
     already started (default: a new one on the latest version)."""
     return _Merge(spark, log, source, condition, tuple(clauses), alias, schema_evolution,

@@ -23,7 +23,7 @@ from sqlglot import exp
 from sqlext.engine.assignments import assign, quote, split_name, target_path
 from sqlext.engine.conditions import Condition, resolve_condition
 from sqlext.engine.dml import table_frame
-from sqlext.engine.merge_builder import (KIND_NAMES, MATCHED, NOT_MATCHED, NOT_MATCHED_BY_SOURCE,
+from sqlext.engine.merge_clauses import (KIND_NAMES, MATCHED, NOT_MATCHED, NOT_MATCHED_BY_SOURCE,
                                          Clause)
 from sqlext.engine.schemas import spark_schema
 from sqlext.errors import AnalysisException

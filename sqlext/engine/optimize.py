@@ -340,32 +340,3 @@ def result_frame(spark: SparkSession, result: OptimizeResult) -> DataFrame:
                              result.considered, result.considered - len(removed),
                              list(result.zorder_by)))
     return spark.createDataFrame([row], RESULT_SCHEMA)
-
-
-class DeltaOptimizeBuilder:
-    """delta-spark's ``DeltaOptimizeBuilder``: ``where(partitionFilter)`` then
-    ``executeCompaction()`` or ``executeZOrderBy(*columns)``."""
-
-    def __init__(self, spark: SparkSession, log: DeltaLog):
-        self._spark = spark
-        self._log = log
-        self._where = None
-
-    def where(self, partitionFilter) -> "DeltaOptimizeBuilder":
-        """Optimize only the partitions matching ``partitionFilter`` (SQL string or Column on
-        partition columns)."""
-        self._where = partitionFilter
-        return self
-
-    def executeCompaction(self) -> DataFrame:
-        """Bin-pack small files; returns ``path`` and ``metrics``."""
-        return result_frame(self._spark, optimize(self._spark, self._log, self._where))
-
-    def executeZOrderBy(self, *cols) -> DataFrame:
-        """Rewrite the selected partitions clustered by a Z-order curve of ``cols``."""
-        if len(cols) == 1 and isinstance(cols[0], (list, tuple)):
-            cols = tuple(cols[0])
-        if not cols:
-            raise AnalysisException(f"table {self._log.name}: executeZOrderBy needs at least one "
-                                    "column")
-        return result_frame(self._spark, optimize(self._spark, self._log, self._where, list(cols)))

@@ -133,3 +133,14 @@ def upgrade_for_configuration(protocol: Protocol, configuration: dict[str, str])
     if protocol.min_writer_version >= 4:
         return None
     return Protocol(protocol.min_reader_version, 4, protocol.reader_features, protocol.writer_features)
+
+
+def table_features(protocol: Protocol) -> list[str]:
+    """The features a protocol supports, as delta-spark's ``detail()`` lists them: the explicit
+    ones of a table-features protocol, or those a legacy (reader 1-2, writer 2-6) one implies."""
+    features = set(protocol.reader_features or []) | set(protocol.writer_features or [])
+    if protocol.min_writer_version < 7:
+        features |= _LEGACY_WRITER_FEATURES.get(protocol.min_writer_version, set())
+    if protocol.min_reader_version == 2:
+        features.add("columnMapping")
+    return sorted(features)

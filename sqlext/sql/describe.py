@@ -13,7 +13,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import types as T
 from sqlglot import exp
 
-from sqlext.delta_table import DeltaTable
+from sqlext.tables import DeltaTable
 from sqlext.catalog import TableRef
 from sqlext.engine.schemas import spark_schema
 from sqlext.errors import AnalysisException, TableNotFoundError, UnsupportedOperationError
@@ -59,9 +59,7 @@ def plan_detail(resolver: Resolver, stmt: nodes.DescribeDetail) -> P.Plan:
 
 
 def _delta_table(spark: SparkSession, ref: TableRef) -> DeltaTable:
-    table = DeltaTable(spark, ref)
-    table._require()
-    return table
+    return DeltaTable(spark, ref).require()
 
 
 # --- DESCRIBE [EXTENDED] ----------------------------------------------------------------------

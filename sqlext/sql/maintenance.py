@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import inspect
 
-from sqlext.delta_table import DeltaTable
+from sqlext.tables import DeltaTable
 from sqlext.errors import UnsupportedOperationError
 from sqlext.sql import nodes
 from sqlext.sql import plan as P

@@ -13,7 +13,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from sqlglot import exp
 
-from sqlext.delta_table import DeltaTable
+from sqlext.tables import DeltaTable
 from sqlext.catalog import TableRef
 from sqlext.engine.delete import delete
 from sqlext.engine.post_commit import result_row
@@ -269,8 +269,7 @@ def _log(ref: TableRef) -> DeltaLog:
 
 
 def _table(spark: SparkSession, ref: TableRef, alias: str | None) -> DeltaTable:
-    table = DeltaTable(spark, ref)
-    table._require()
+    table = DeltaTable(spark, ref).require()
     return table.alias(alias) if alias else table
 
 

@@ -13,7 +13,7 @@ from sqlglot import exp
 import sqlext
 from sqlext import DeltaTable
 from sqlext.engine.dml import table_frame
-from sqlext.engine.merge_builder import MATCHED, NOT_MATCHED, NOT_MATCHED_BY_SOURCE, Clause
+from sqlext.engine.merge_clauses import MATCHED, NOT_MATCHED, NOT_MATCHED_BY_SOURCE, Clause
 from sqlext.engine.merge import _materialized
 from sqlext.engine.merge_plan import SOURCE_PRESENT, TARGET_PRESENT, MergePlan, source_alias
 from sqlext.engine.merge_prune import KeyPair, SourceSummary, _small, summarize_source

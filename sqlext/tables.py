@@ -1,4 +1,10 @@
-"""``sqlext.DeltaTable``: delta-spark's ``DeltaTable`` API over sqlext's engine."""
+"""``sqlext.DeltaTable`` and its builders: delta-spark's ``python/delta/tables.py`` API over
+sqlext's engine.
+
+:class:`DeltaTable` holds a table reference (and an alias); :class:`DeltaMergeBuilder` and
+:class:`DeltaOptimizeBuilder` collect their options and call the engine with explicit arguments
+(:func:`sqlext.engine.merge.merge`, :func:`sqlext.engine.optimize.optimize`).
+"""
 
 from __future__ import annotations
 
@@ -8,10 +14,13 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as T
 
 from sqlext.catalog import Catalog, TableRef
+from sqlext.engine.merge_clauses import (MATCHED, NOT_MATCHED, NOT_MATCHED_BY_SOURCE, Clause,
+                                         checked_assignments, checked_condition)
 from sqlext.engine.read import resolve_snapshot
 from sqlext.engine.scan import scan
 from sqlext.engine.session import prepare
-from sqlext.errors import TableNotFoundError
+from sqlext.errors import AnalysisException, TableNotFoundError
+from sqlext.log.protocol import table_features
 from sqlext.log.table import DeltaLog
 
 _STR_MAP = T.MapType(T.StringType(), T.StringType())
@@ -59,18 +68,6 @@ def _ts(ms: int | None):
     return None if ms is None else _dt.datetime.fromtimestamp(ms / 1000, _dt.timezone.utc)
 
 
-def _table_features(protocol) -> list[str]:
-    """The features a protocol supports, as delta-spark's ``detail()`` lists them: the explicit
-    ones of a table-features protocol, or those a legacy (reader 1-2, writer 2-6) one implies."""
-    from sqlext.log.protocol import _LEGACY_WRITER_FEATURES
-    features = set(protocol.reader_features or []) | set(protocol.writer_features or [])
-    if protocol.min_writer_version < 7:
-        features |= _LEGACY_WRITER_FEATURES.get(protocol.min_writer_version, set())
-    if protocol.min_reader_version == 2:
-        features.add("columnMapping")
-    return sorted(features)
-
-
 def _str_map(d) -> dict | None:
     if d is None:
         return None
@@ -94,17 +91,13 @@ class DeltaTable:
         """The Delta table at ``path``; raises :class:`TableNotFoundError` when there is none."""
         ref = Catalog(sparkSession).resolve(path if "/" in path or "://" in path
                                             else f"./{path}")
-        table = cls(sparkSession, ref)
-        table._require()
-        return table
+        return cls(sparkSession, ref).require()
 
     @classmethod
     def forName(cls, sparkSession: SparkSession, tableOrViewName: str) -> "DeltaTable":
         """The Delta table registered under a name (``[schema.]table``)."""
         ref = Catalog(sparkSession).resolve(tableOrViewName, must_exist=False)
-        table = cls(sparkSession, ref)
-        table._require()
-        return table
+        return cls(sparkSession, ref).require()
 
     @classmethod
     def convertToDelta(cls, sparkSession: SparkSession, identifier: str,
@@ -127,10 +120,13 @@ class DeltaTable:
             return False
         return DeltaLog(ref.location, name=ref.display).exists()
 
-    def _require(self) -> None:
+    def require(self) -> "DeltaTable":
+        """This table; raises :class:`TableNotFoundError` when its location holds no Delta
+        table."""
         if not self._log.exists():
             raise TableNotFoundError(f"{self._ref.display} is not a Delta table (no _delta_log at "
                                      f"{self._ref.location})")
+        return self
 
     # --- reading ------------------------------------------------------------------------------
 
@@ -165,7 +161,7 @@ class DeltaTable:
         """One row describing the table (format, location, files, size, properties, protocol)."""
         snapshot = self._log.snapshot()
         last = self._log.history(1)[0].timestamp
-        features = _table_features(snapshot.protocol)
+        features = table_features(snapshot.protocol)
         row = ("delta", snapshot.metadata.id, self._ref.qualified_name,
                snapshot.metadata.description, self._ref.location,
                _ts(snapshot.metadata.created_time), _ts(last), snapshot.partition_columns, [],
@@ -204,11 +200,10 @@ class DeltaTable:
     # --- MERGE --------------------------------------------------------------------------------
 
     def merge(self, source: DataFrame, condition):
-        """A :class:`~sqlext.engine.merge_builder.DeltaMergeBuilder` merging ``source`` (alias it
-        with ``source.alias("s")``) into this table (alias it with :meth:`alias`) on
-        ``condition`` (SQL string or Column); add ``when...`` clauses, then ``execute()``."""
-        from sqlext.engine.merge_builder import DeltaMergeBuilder
-        return DeltaMergeBuilder(self, source, condition)
+        """A :class:`DeltaMergeBuilder` merging ``source`` (alias it with ``source.alias("s")``)
+        into this table (alias it with :meth:`alias`) on ``condition`` (SQL string or Column);
+        add ``when...`` clauses, then ``execute()``."""
+        return DeltaMergeBuilder(self._spark, self._log, self._alias, source, condition)
 
     # --- maintenance: VACUUM, RESTORE, OPTIMIZE -----------------------------------------------
 
@@ -259,14 +254,133 @@ class DeltaTable:
         from sqlext.engine.clone import CloneSource, clone_table, require_shallow
         label = self._ref.qualified_name or f"delta.`{self._ref.location}`"
         require_shallow(is_shallow, label)
-        self._require()
+        self.require()
         ref = Catalog(self._spark).resolve(target)
         clone_table(self._spark, CloneSource(self._ref, label, version, timestamp), ref, replace,
                     properties={k: str(v) for k, v in (properties or {}).items()})
         return DeltaTable(self._spark, Catalog(self._spark).resolve(target))
 
     def optimize(self):
-        """A :class:`~sqlext.engine.optimize.DeltaOptimizeBuilder`: ``.where(partitionFilter)``,
-        then ``.executeCompaction()`` or ``.executeZOrderBy(*cols)``."""
-        from sqlext.engine.optimize import DeltaOptimizeBuilder
+        """A :class:`DeltaOptimizeBuilder`: ``.where(partitionFilter)``, then
+        ``.executeCompaction()`` or ``.executeZOrderBy(*cols)``."""
         return DeltaOptimizeBuilder(self._spark, self._log)
+
+
+class DeltaMergeBuilder:
+    """Builds a MERGE of ``source`` into a Delta table; see delta-spark's ``DeltaMergeBuilder``.
+
+    Each ``when...`` method returns a new builder with one more clause; :meth:`execute` runs the
+    MERGE and returns delta-spark's one-row result DataFrame. Conditions and values are SQL
+    strings or pyspark Columns that may refer to the target's alias (``DeltaTable.alias``) and the
+    source's (``DataFrame.alias``)."""
+
+    def __init__(self, spark: SparkSession, log: DeltaLog, alias: str | None, source: DataFrame,
+                 condition, clauses: tuple[Clause, ...] = (), schema_evolution: bool = False):
+        if not isinstance(source, DataFrame):
+            raise AnalysisException(f"MERGE: the source must be a DataFrame, not "
+                                    f"{type(source).__name__}")
+        if condition is None:
+            raise AnalysisException("MERGE needs a condition (SQL string or Column) matching "
+                                    "source rows to target rows")
+        self._spark, self._log, self._alias = spark, log, alias
+        self._source = source
+        self._condition = checked_condition(condition)
+        self._clauses = clauses
+        self._schema_evolution = schema_evolution
+
+    def _with(self, clause: Clause | None = None, schema_evolution: bool | None = None
+              ) -> "DeltaMergeBuilder":
+        return DeltaMergeBuilder(
+            self._spark, self._log, self._alias, self._source, self._condition,
+            self._clauses + ((clause,) if clause is not None else ()),
+            self._schema_evolution if schema_evolution is None else schema_evolution)
+
+    # --- WHEN MATCHED -------------------------------------------------------------------------
+
+    def whenMatchedUpdate(self, condition=None, set=None) -> "DeltaMergeBuilder":  # noqa: A002
+        """Update matched target rows (where ``condition`` holds) with ``set``:
+        ``{target column: value over target and source}``."""
+        return self._with(Clause(MATCHED, "update", checked_condition(condition),
+                                 checked_assignments(set, "whenMatchedUpdate(set=...)")))
+
+    def whenMatchedUpdateAll(self, condition=None) -> "DeltaMergeBuilder":
+        """``UPDATE SET *``: every target column takes the source column of the same name."""
+        return self._with(Clause(MATCHED, "update", checked_condition(condition)))
+
+    def whenMatchedDelete(self, condition=None) -> "DeltaMergeBuilder":
+        """Delete matched target rows (where ``condition`` holds)."""
+        return self._with(Clause(MATCHED, "delete", checked_condition(condition)))
+
+    # --- WHEN NOT MATCHED [BY TARGET] -----------------------------------------------------------
+
+    def whenNotMatchedInsert(self, condition=None, values=None) -> "DeltaMergeBuilder":
+        """Insert source rows that match no target row: ``values`` maps target columns to values
+        over the source; columns not given are NULL."""
+        return self._with(Clause(NOT_MATCHED, "insert", checked_condition(condition),
+                                 checked_assignments(values, "whenNotMatchedInsert(values=...)")))
+
+    def whenNotMatchedInsertAll(self, condition=None) -> "DeltaMergeBuilder":
+        """``INSERT *``: insert unmatched source rows, columns mapped by name."""
+        return self._with(Clause(NOT_MATCHED, "insert", checked_condition(condition)))
+
+    # --- WHEN NOT MATCHED BY SOURCE -----------------------------------------------------------
+
+    def whenNotMatchedBySourceUpdate(self, condition=None, set=None) -> "DeltaMergeBuilder":  # noqa: A002
+        """Update target rows that no source row matches, with ``set`` over the target row."""
+        return self._with(Clause(
+            NOT_MATCHED_BY_SOURCE, "update", checked_condition(condition),
+            checked_assignments(set, "whenNotMatchedBySourceUpdate(set=...)")))
+
+    def whenNotMatchedBySourceDelete(self, condition=None) -> "DeltaMergeBuilder":
+        """Delete target rows that no source row matches (where ``condition`` holds)."""
+        return self._with(Clause(NOT_MATCHED_BY_SOURCE, "delete", checked_condition(condition)))
+
+    # --- options and execution ----------------------------------------------------------------
+
+    def withSchemaEvolution(self) -> "DeltaMergeBuilder":
+        """Let ``UPDATE SET *`` / ``INSERT *`` (and assignments naming source columns) add the
+        source's columns that the target lacks to the target's schema."""
+        return self._with(schema_evolution=True)
+
+    @property
+    def clauses(self) -> tuple[Clause, ...]:
+        return self._clauses
+
+    def execute(self) -> DataFrame:
+        """Run the MERGE in one commit. Returns one row: ``num_affected_rows``,
+        ``num_updated_rows``, ``num_deleted_rows``, ``num_inserted_rows``."""
+        from sqlext.engine.merge import merge
+        result = merge(self._spark, self._log, self._source, self._condition, self._clauses,
+                       alias=self._alias, schema_evolution=self._schema_evolution)
+        return result.summary(self._spark)
+
+
+class DeltaOptimizeBuilder:
+    """delta-spark's ``DeltaOptimizeBuilder``: ``where(partitionFilter)`` then
+    ``executeCompaction()`` or ``executeZOrderBy(*columns)``."""
+
+    def __init__(self, spark: SparkSession, log: DeltaLog):
+        self._spark = spark
+        self._log = log
+        self._where = None
+
+    def where(self, partitionFilter) -> "DeltaOptimizeBuilder":
+        """Optimize only the partitions matching ``partitionFilter`` (SQL string or Column on
+        partition columns)."""
+        self._where = partitionFilter
+        return self
+
+    def executeCompaction(self) -> DataFrame:
+        """Bin-pack small files; returns ``path`` and ``metrics``."""
+        from sqlext.engine.optimize import optimize, result_frame
+        return result_frame(self._spark, optimize(self._spark, self._log, self._where))
+
+    def executeZOrderBy(self, *cols) -> DataFrame:
+        """Rewrite the selected partitions clustered by a Z-order curve of ``cols``."""
+        from sqlext.engine.optimize import optimize, result_frame
+        if len(cols) == 1 and isinstance(cols[0], (list, tuple)):
+            cols = tuple(cols[0])
+        if not cols:
+            raise AnalysisException(f"table {self._log.name}: executeZOrderBy needs at least one "
+                                    "column")
+        return result_frame(self._spark, optimize(self._spark, self._log, self._where, list(cols)))
