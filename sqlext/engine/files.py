@@ -22,12 +22,11 @@ from pyspark.sql import types as T
 
 from sqlext.engine import storage_bridge
 from sqlext.log.actions import AddCDCFile, AddFile, encode_path
+from sqlext.log.layout import CHANGE_DATA_DIR, STAGING_DIR
 from sqlext.log.schema import Field, parse_schema
 from sqlext.log.stats import DEFAULT_NUM_INDEXED_COLS, file_stats
 from sqlext.log.table import DeltaLog
 
-STAGING_DIR = "_sqlext_staging"
-CHANGE_DATA_DIR = "_change_data"
 HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
 _PART_NO = re.compile(r"^part-(\d+)")
 CHANGE_TYPE = "_change_type"

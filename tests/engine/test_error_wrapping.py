@@ -15,7 +15,7 @@ import sqlext
 from sqlext.engine import scan as scan_module
 from sqlext.errors import CommitFailedError, DeltaFileNotFoundError, SqlextError
 from sqlext.log.table import DeltaLog
-from sqlext.engine.vacuum import collect_garbage
+from sqlext.log.vacuum import collect_garbage
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ import os
 import random
 from pathlib import Path
 
-from sqlext.engine.vacuum import collect_garbage
+from sqlext.log.vacuum import collect_garbage
 from sqlext.log.actions import decode_path
 from sqlext.log.table import DeltaLog
 from tests.faults import ops

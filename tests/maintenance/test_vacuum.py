@@ -4,6 +4,7 @@ version gives a clear error."""
 
 from __future__ import annotations
 
+import uuid
 from pathlib import Path
 
 import pyarrow as pa
@@ -29,11 +30,11 @@ def _table(spark, path) -> None:
 def test_vacuum_deletes_what_deltalake_would(spark, table_path):
     from deltalake import DeltaTable as RsTable
     _table(spark, table_path)
-    orphan = table_path / "part=1" / "part-00000-orphan.c000.snappy.parquet"
+    orphan = table_path / "part=1" / f"part-00000-{uuid.uuid4()}.c000.snappy.parquet"
     pq.write_table(pa.table({"id": [999]}), orphan)
     expected = {Path(p).as_posix() for p in RsTable(str(table_path)).vacuum(
         retention_hours=0, dry_run=True, enforce_retention_duration=False, full=True)}
-    assert "part=1/part-00000-orphan.c000.snappy.parquet" in expected
+    assert f"part=1/{orphan.name}" in expected
     live = assert_readers_agree(spark, table_path)
     with spark_conf(spark, NO_RETENTION_CHECK):
         deleted = DeltaTable.forPath(spark, str(table_path)).vacuum(0)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from sqlext.engine.vacuum import collect_garbage
+from sqlext.log.vacuum import collect_garbage
 from sqlext.errors import (TableNotFoundError, UnsupportedOperationError,
                            VersionNotFoundException)
 from sqlext.log.actions import AddCDCFile, RemoveFile
