@@ -1,1 +1,3 @@
-version = "0.1.0"
+"""The adapter's version: the sqlext package's (pyproject.toml, read from its metadata)."""
+
+from sqlext.version import VERSION as version  # noqa: F401  (dbt reads ``version``)

@@ -88,7 +88,7 @@ class SqlextCursor:
     def execute(self, sql: str, bindings: Optional[Sequence[Any]] = None) -> None:
         """Run ``sql`` (one or more statements) through ``sqlext.sql``; bindings become literals."""
         import sqlext
-        from sqlext.engine.commit_metadata import commit_metadata_scope
+        from sqlext.engine.commit import commit_metadata_scope
 
         text = render(sql, bindings)
         self._df, self._rows = None, None

@@ -10,8 +10,8 @@ import importlib
 
 from sqlext.errors import *  # noqa: F401,F403  (the error classes are part of the public API)
 from sqlext.errors import SqlextError  # noqa: F401
+from sqlext.version import VERSION as __version__  # noqa: F401  (pyproject.toml's, via metadata)
 
-__version__ = "0.1.0"
 
 # public name -> module that defines it; imported lazily (PEP 562)
 _LAZY = {

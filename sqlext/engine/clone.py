@@ -22,9 +22,8 @@ from urllib.parse import quote
 from pyspark.sql import SparkSession
 
 from sqlext.catalog import Catalog, TableRef
-from sqlext.engine.commit_metadata import user_metadata
+from sqlext.engine.commit import commit
 from sqlext.engine.read import resolve_snapshot
-from sqlext.engine.write import engine_info
 from sqlext.errors import (AnalysisException, ConcurrentModificationException,
                            TableAlreadyExistsError, UnsupportedOperationError)
 from sqlext.log.actions import AddFile, Metadata
@@ -104,8 +103,7 @@ def shallow_clone(spark: SparkSession, source: CloneSource, target: TableRef,
                "numRemovedFiles": len(removes), "numCopiedFiles": 0,
                "removedFilesSize": sum(r.size or 0 for r in removes), "copiedFilesSize": 0}
     try:
-        return txn.commit(removes + adds, OPERATION, params, metrics, user_metadata(spark),
-                          engine_info(spark))
+        return commit(spark, txn, removes + adds, OPERATION, params, metrics)
     except ConcurrentModificationException as exc:
         if existing is None:
             raise TableAlreadyExistsError(f"CLONE {source.label}: table {target.display} was "

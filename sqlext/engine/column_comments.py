@@ -15,8 +15,7 @@ import json
 from pyspark.sql import SparkSession
 
 from sqlext.catalog import TableRef
-from sqlext.engine.commit_metadata import user_metadata
-from sqlext.engine.write import engine_info
+from sqlext.engine.commit import commit
 from sqlext.errors import AnalysisException
 from sqlext.log.table import DeltaLog
 
@@ -56,4 +55,4 @@ def set_column_comment(spark: SparkSession, ref: TableRef, column: str,
     txn = log.start_transaction(snapshot)
     txn.update_metadata(dataclasses.replace(snapshot.metadata, schema_string=schema_string))
     params = {"column": json.dumps(field, separators=(",", ":"))}
-    return txn.commit([], "CHANGE COLUMN", params, {}, user_metadata(spark), engine_info(spark))
+    return commit(spark, txn, [], "CHANGE COLUMN", params, {})

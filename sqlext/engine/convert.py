@@ -18,7 +18,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import types as T
 
 from sqlext.engine import storage_bridge
-from sqlext.engine.commit_metadata import user_metadata
+from sqlext.engine.commit import commit
 from sqlext.engine.files import HIVE_NULL, STAGING_DIR
 from sqlext.errors import AnalysisException, NonEmptyLocationError, SqlextError
 from sqlext.log.actions import AddFile, Metadata, encode_path
@@ -199,9 +199,7 @@ def convert_to_delta(spark: SparkSession, location: str, partition_schema=None, 
     txn = log.start_transaction(None)
     txn.update_metadata(Metadata.new(schema.json(), pcols, conf, now_ms()))
     txn.update_protocol(protocol_for_new_table(conf))
-    from sqlext.engine.write import engine_info  # write imports this module
     params = {"numFiles": len(adds), "partitionedBy": json.dumps(pcols),
               "collectStats": collect_stats}
-    return txn.commit(adds, OPERATION, params, {"numConvertedFiles": len(adds)},
-                      user_metadata(spark), engine_info(spark))
+    return commit(spark, txn, adds, OPERATION, params, {"numConvertedFiles": len(adds)})
 

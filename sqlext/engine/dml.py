@@ -13,10 +13,9 @@ from dataclasses import dataclass, field
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from sqlext.engine.commit_metadata import user_metadata as resolve_user_metadata
+from sqlext.engine import commit as commit_assembly   # this module's commit() wraps it
 from sqlext.engine import spark_jobs
 from sqlext.engine.schemas import spark_schema
-from sqlext.engine.write import engine_info
 from sqlext.errors import TableNotFoundError, UnsupportedOperationError
 from sqlext.log.protocol import check_readable, check_writable
 from sqlext.log.snapshot import Snapshot
@@ -110,8 +109,7 @@ def commit(spark: SparkSession, txn: Transaction, actions: list, operation: str,
         return DmlResult(None, metrics)
     params = {"predicate": json.dumps([predicate_sql] if predicate_sql is not None else [])}
     metrics["executionTimeMs"] = timer.total()
-    version = txn.commit(actions, operation, params, metrics, resolve_user_metadata(spark),
-                         engine_info(spark))
+    version = commit_assembly.commit(spark, txn, actions, operation, params, metrics)
     return DmlResult(version, metrics)
 
 

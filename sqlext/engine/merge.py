@@ -33,7 +33,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from sqlglot import exp
 
-from sqlext.engine.commit_metadata import user_metadata as resolve_user_metadata
+from sqlext.engine.commit import commit
 from sqlext.engine.dml import Timer, begin, removes, spark_job_errors
 from sqlext.engine.files import CHANGE_TYPE, WrittenFile, write_files
 from sqlext.engine.merge_clauses import MATCHED, NOT_MATCHED, NOT_MATCHED_BY_SOURCE, Clause
@@ -45,7 +45,6 @@ from sqlext.engine.plain_parquet import local_parquet_files
 from sqlext.engine.post_commit import result_row
 from sqlext.engine.rewrite import discard, total_records
 from sqlext.engine.scan import FILE_COLUMN, scan
-from sqlext.engine.write import engine_info
 from sqlext.errors import AnalysisException, MultipleSourceRowMatchError
 from sqlext.log.actions import AddFile, decode_path
 from sqlext.log.pruning import Pruner
@@ -198,9 +197,8 @@ class _Merge:
             self.txn.update_metadata(dataclasses.replace(
                 snapshot.metadata, schema_string=plan.new_schema.json()))
         self.metrics["executionTimeMs"] = self.timer.total()
-        version = self.txn.commit(actions, OPERATION, plan.parameters(), self.metrics,
-                                  resolve_user_metadata(self.spark),
-                                  engine_info(self.spark))
+        version = commit(self.spark, self.txn, actions, OPERATION, plan.parameters(),
+                         self.metrics)
         return MergeResult(version, self.metrics, self.log.name)
 
     # --- 2. candidate files ------------------------------------------------------------------

@@ -36,6 +36,7 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from sqlext.engine.commit import commit
 from sqlext.engine.conditions import resolve_condition
 from sqlext.engine.dml import begin, spark_job_errors, table_frame
 from sqlext.engine.files import WrittenFile, write_files
@@ -43,7 +44,6 @@ from sqlext.engine.partitions import files_matching_partition_predicate
 from sqlext.engine.rewrite import total_records
 from sqlext.engine.scan import _pv, scan
 from sqlext.engine.schemas import spark_schema
-from sqlext.engine.write import engine_info
 from sqlext.errors import AnalysisException, SqlextError
 from sqlext.log.actions import AddFile
 from sqlext.log.pruning import Pruner
@@ -326,7 +326,7 @@ def optimize(spark: SparkSession, log: DeltaLog, where=None, zorder_by=None) -> 
     compact = {"separators": (",", ":")}
     params = {"predicate": json.dumps([where_sql] if where_sql is not None else [], **compact),
               "zOrderBy": json.dumps(zorder, **compact), "clusterBy": "[]", "auto": False}
-    result.version = txn.commit(actions, OPERATION, params, metrics, None, engine_info(spark))
+    result.version = commit(spark, txn, actions, OPERATION, params, metrics)
     result.removed, result.added, result.metrics = removed, added, metrics
     return result
 

@@ -70,10 +70,12 @@ def _missing(log: DeltaLog, files: list[AddFile]) -> list[AddFile]:
 
 def restore_table(log: DeltaLog, version: int | None = None, timestamp_ms: int | None = None,
                   *, timestamp_text: str | None = None, ignore_missing_files: bool = False,
-                  engine_info: str = ENGINE_INFO) -> RestoreResult:
+                  engine_info: str = ENGINE_INFO,
+                  user_metadata: str | None = None) -> RestoreResult:
     """Restore the table of ``log`` to ``version`` or to the version current at
     ``timestamp_ms`` (exactly one of them); no Spark needed. ``timestamp_text`` is what the
-    commit records as the ``timestamp`` parameter."""
+    commit records as the ``timestamp`` parameter; ``engine_info`` and ``user_metadata`` go into
+    its commitInfo (:func:`sqlext.engine.commit.commit_fields`)."""
     if (version is None) == (timestamp_ms is None):
         raise SqlextError(f"table {log.name}: RESTORE needs a version or a timestamp (exactly "
                           "one of them)")
@@ -127,7 +129,7 @@ def restore_table(log: DeltaLog, version: int | None = None, timestamp_ms: int |
                "restoredFilesSize": sum(f.size for f in to_add)}
     params = {"version": target_version if version is not None else None,
               "timestamp": timestamp_text if timestamp_ms is not None else None}
-    committed = txn.commit(actions, OPERATION, params, metrics, engine_info=engine_info)
+    committed = txn.commit(actions, OPERATION, params, metrics, user_metadata, engine_info)
     return RestoreResult(committed, target_version, metrics)
 
 
@@ -135,11 +137,11 @@ def restore(spark, log: DeltaLog, version: int | None = None, timestamp=None) ->
     """RESTORE with the session's settings: a timestamp is text (read in the session time zone),
     a datetime or a date; ``spark.sql.files.ignoreMissingFiles`` allows missing files."""
     from sqlext.engine.read import timestamp_ms
-    from sqlext.engine.write import engine_info
+    from sqlext.engine.commit import commit_fields
     ts = None if timestamp is None else timestamp_ms(timestamp, spark, log.name)
     ignore = str(spark.conf.get(IGNORE_MISSING_FILES, "false")).lower() == "true"
     return restore_table(log, version, ts, timestamp_text=None if timestamp is None else str(timestamp),
-                         ignore_missing_files=ignore, engine_info=engine_info(spark))
+                         ignore_missing_files=ignore, **commit_fields(spark))
 
 
 def result_frame(spark, result: RestoreResult):

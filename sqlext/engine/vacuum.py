@@ -18,11 +18,11 @@ def _conf_flag(spark, key: str, default: bool) -> bool:
 def vacuum(spark, log_: DeltaLog, retention_hours: float | None = None, dry_run: bool = False,
            mode: str | None = None) -> VacuumResult:
     """VACUUM with the session's settings (retention check, logging) and engine info."""
-    from sqlext.engine.write import engine_info
+    from sqlext.engine.commit import commit_fields
     return collect_garbage(log_, retention_hours, dry_run,
                            check_retention=_conf_flag(spark, RETENTION_CHECK_CONF, True),
                            log_commits=_conf_flag(spark, LOGGING_CONF, True), mode=mode,
-                           engine_info=engine_info(spark))
+                           **commit_fields(spark))
 
 
 def result_frame(spark, result: VacuumResult):

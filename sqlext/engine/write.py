@@ -13,7 +13,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.utils import AnalysisException as SparkAnalysisException
 
 from sqlext.catalog import Catalog, TableRef
-from sqlext.engine.commit_metadata import user_metadata as resolve_user_metadata
+from sqlext.engine.commit import commit
 from sqlext.engine.convert import require_empty_location
 from sqlext.engine.files import write_files
 from sqlext.engine.partitions import files_matching_partition_predicate
@@ -34,12 +34,6 @@ from sqlext.log.transaction import now_ms
 _MODES = {"append": "Append", "overwrite": "Overwrite", "error": "ErrorIfExists",
           "errorifexists": "ErrorIfExists", "default": "ErrorIfExists", "ignore": "Ignore"}
 DEFAULT_NEW_TABLE_CONFIGURATION = {"delta.enableChangeDataFeed": "true"}
-
-
-def engine_info(spark: SparkSession) -> str:
-    """``engineInfo`` for commitInfo: sqlext's version and Spark's."""
-    from sqlext import __version__
-    return f"sqlext/{__version__} Apache-Spark/{spark.version}"
 
 
 def spark_condition(text: str, table: str):
@@ -196,9 +190,8 @@ def _write_once(spark, df, ref: TableRef, mode, partition_by, replace_where, mer
         params["predicate"] = replace_where  # delta-spark: the text itself, not a JSON list
     params.update(operation_parameters or {})
     metrics["executionTimeMs"] = int((time.time() - started) * 1000)
-    version = txn.commit(actions, operation or "WRITE", params, metrics,
-                         resolve_user_metadata(spark, user_metadata),
-                         engine_info(spark))
+    version = commit(spark, txn, actions, operation or "WRITE", params, metrics,
+                     explicit_user_metadata=user_metadata)
     if ref.name and (snapshot is None or ref.managed):
         after_commit(ref.display, version, "registering the table's name in the catalog",
                      lambda: Catalog(spark).register(ref))

@@ -23,10 +23,11 @@ from sqlext.log.protocol import check_writable
 from sqlext.log.pruning import parse_predicate
 from sqlext.log.segment import commit_name, parse_listing
 from sqlext.log.snapshot import Snapshot
+from sqlext.version import VERSION
 
 log = logging.getLogger("sqlext")
 
-ENGINE_INFO = "sqlext/0.1.0"
+ENGINE_INFO = f"sqlext/{VERSION}"     # without Spark; sqlext.engine.commit adds Spark's version
 MAX_RETRIES = 1000
 
 

@@ -302,12 +302,14 @@ def _lite_candidates(log_: DeltaLog, snapshot: Snapshot, cutoff_ms: int,
 def collect_garbage(log_: DeltaLog, retention_hours: float | None = None, dry_run: bool = False,
                     *, check_retention: bool = True, log_commits: bool = True,
                     mode: str | None = None, now_ms: int | None = None,
-                    engine_info: str = ENGINE_INFO) -> VacuumResult:
+                    engine_info: str = ENGINE_INFO,
+                    user_metadata: str | None = None) -> VacuumResult:
     """VACUUM the table of ``log_`` (see the module doc); no Spark needed.
 
     ``retention_hours`` overrides the table's retention; ``check_retention=False`` allows one
-    shorter than it; ``log_commits`` records the VACUUM START / END commits; ``mode`` is None,
-    ``"FULL"`` or ``"LITE"``.
+    shorter than it; ``log_commits`` records the VACUUM START / END commits, whose commitInfo
+    carries ``engine_info`` and ``user_metadata`` (:func:`sqlext.engine.commit.commit_fields`);
+    ``mode`` is None, ``"FULL"`` or ``"LITE"``.
     """
     mode = (mode or "FULL").upper()
     if mode not in ("FULL", "LITE"):
@@ -374,19 +376,19 @@ def collect_garbage(log_: DeltaLog, retention_hours: float | None = None, dry_ru
         result.start_version = log_.start_transaction().commit(
             [], "VACUUM START", params,
             {"numFilesToDelete": len(result.files) + len(result.directories),
-             "sizeOfDataToDelete": result.bytes}, engine_info=engine_info)
+             "sizeOfDataToDelete": result.bytes}, user_metadata, engine_info)
     try:
         deleted = _delete(log_, result, local)
     except BaseException:
         if log_commits:
             result.end_version = log_.start_transaction().commit(
-                [], "VACUUM END", {"status": "FAILED"}, engine_info=engine_info)
+                [], "VACUUM END", {"status": "FAILED"}, None, user_metadata, engine_info)
         raise
     if log_commits:
         result.end_version = log_.start_transaction().commit(
             [], "VACUUM END", {"status": "COMPLETED"},
             {"numDeletedFiles": deleted, "numVacuumedDirectories": result.directories_listed},
-            engine_info=engine_info)
+            user_metadata, engine_info)
     log.info("table %s: VACUUM deleted %d files and directories in a total of %d directories",
              log_.name, deleted, result.directories_listed)
     return result

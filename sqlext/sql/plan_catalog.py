@@ -17,10 +17,9 @@ from sqlglot import exp
 
 from sqlext.catalog import CATALOG_DIR, DEFAULT_SCHEMA, TableRef, has_delta_log
 from sqlext.engine.column_comments import set_column_comment
-from sqlext.engine.commit_metadata import user_metadata as resolve_user_metadata
+from sqlext.engine.commit import commit
 from sqlext.engine.schemas import spark_schema
 from sqlext.engine.storage_bridge import move_file, remove_tree
-from sqlext.engine.write import engine_info
 from sqlext.errors import (AnalysisException, TableAlreadyExistsError, TableNotFoundError,
                            UnsupportedOperationError)
 from sqlext.log.protocol import upgrade_for_configuration
@@ -125,7 +124,7 @@ def _add_columns(spark: SparkSession, ref: TableRef, columns: list[exp.Expressio
     txn = log.start_transaction(snapshot)
     txn.update_metadata(dataclasses.replace(snapshot.metadata, schema_string=schema.json()))
     params = {"columns": json.dumps([{"column": f.jsonValue()} for f in added.fields])}
-    txn.commit([], "ADD COLUMNS", params, {}, resolve_user_metadata(spark), engine_info(spark))
+    commit(spark, txn, [], "ADD COLUMNS", params, {})
 
 
 def _set_comment(spark: SparkSession, ref: TableRef, action: exp.AlterColumn) -> None:
@@ -162,9 +161,7 @@ def _set_properties(spark: SparkSession, ref: TableRef, props: dict[str, str]) -
     upgraded = upgrade_for_configuration(snapshot.protocol, conf)
     if upgraded is not None:
         txn.update_protocol(upgraded)
-    txn.commit([], "SET TBLPROPERTIES", {"properties": json.dumps(props)}, {},
-               resolve_user_metadata(spark),
-               engine_info(spark))
+    commit(spark, txn, [], "SET TBLPROPERTIES", {"properties": json.dumps(props)}, {})
 
 
 def _rename(resolver: Resolver, table: exp.Table, ref: TableRef, new: exp.Table) -> None:

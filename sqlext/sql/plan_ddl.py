@@ -18,11 +18,11 @@ from pyspark.sql import types as T
 from sqlglot import exp
 
 from sqlext.catalog import TableRef
-from sqlext.engine.commit_metadata import user_metadata as resolve_user_metadata
+from sqlext.engine.commit import commit
 from sqlext.engine.convert import require_empty_location
 from sqlext.engine.post_commit import after_commit
 from sqlext.engine.schemas import same_type, spark_schema
-from sqlext.engine.write import DEFAULT_NEW_TABLE_CONFIGURATION, engine_info, write
+from sqlext.engine.write import DEFAULT_NEW_TABLE_CONFIGURATION, write
 from sqlext.errors import (AnalysisException, ConcurrentModificationException,
                            TableAlreadyExistsError, UnsupportedOperationError)
 from sqlext.log.actions import Metadata
@@ -252,8 +252,7 @@ def _commit_schema(spark: SparkSession, log: DeltaLog, ref: TableRef, schema: T.
         removes = [f.remove(ts) for f in snapshot.files]
     txn.update_metadata(metadata)
     metrics = {"numRemovedFiles": len(removes)} if snapshot is not None else {}
-    return txn.commit(removes, operation, params, metrics, resolve_user_metadata(spark),
-                      engine_info(spark))
+    return commit(spark, txn, removes, operation, params, metrics)
 
 
 def _register_existing(resolver: Resolver, spec: CreateSpec, log: DeltaLog):

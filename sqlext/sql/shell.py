@@ -22,6 +22,7 @@ from sqlglot.tokens import TokenType
 
 from sqlext.errors import SqlextError
 from sqlext.sql.table_format import render
+from sqlext.version import VERSION
 
 PROMPT = "sqlext-sql> "
 CONTINUATION = "          > "
@@ -152,7 +153,7 @@ class Shell:
     def interactive(self) -> int:
         history = _readline_history()
         if not self.silent:
-            print("sqlext-sql: end statements with ';', Ctrl-C cancels, Ctrl-D exits.",
+            print(f"sqlext-sql {VERSION}: end statements with ';', Ctrl-C cancels, Ctrl-D exits.",
                   file=self.err)
         buffer = ""
         while True:
