@@ -18,7 +18,7 @@ import uuid
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from sqlext.log import table as _table  # noqa: E402
+from sqlext.log.cache import LOG_CACHE  # noqa: E402
 from sqlext.log.actions import AddFile, Metadata  # noqa: E402
 from sqlext.log.protocol import protocol_for_new_table  # noqa: E402
 from sqlext.log.schema import Field, schema_string  # noqa: E402
@@ -30,8 +30,7 @@ SCHEMA = [Field("id", "long"), Field("customer", "string"), Field("amount", "dec
 
 def clear_caches() -> None:
     """Forget every snapshot and decoded commit, as a fresh process would."""
-    _table._LATEST.clear()
-    _table._COMMIT_CACHE.clear()
+    LOG_CACHE.clear()
 
 
 def _add(rng: random.Random, commit: int, i: int, now: int) -> AddFile:

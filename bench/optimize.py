@@ -28,7 +28,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import sqlext  # noqa: E402
 from sqlext import DeltaTable  # noqa: E402
-from sqlext.log import table as _table  # noqa: E402
+from sqlext.log.cache import LOG_CACHE  # noqa: E402
 from sqlext.log.table import DeltaLog  # noqa: E402
 
 
@@ -51,7 +51,7 @@ def main() -> None:
           f"load average {os.getloadavg()[0]:.1f}")
 
     def sqlext_optimize(path):
-        _table._LATEST.clear()
+        LOG_CACHE.clear()
         result = DeltaTable.forPath(spark, path).optimize().executeCompaction().collect()[0]
         assert result.metrics.numFilesRemoved == len(files) and result.metrics.numFilesAdded == 1
 

@@ -28,7 +28,7 @@ import uuid
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from sqlext.engine.vacuum import collect_garbage  # noqa: E402
-from sqlext.log import table as _table  # noqa: E402
+from sqlext.log.cache import LOG_CACHE  # noqa: E402
 from sqlext.log.actions import AddFile, Metadata  # noqa: E402
 from sqlext.log.protocol import protocol_for_new_table  # noqa: E402
 from sqlext.log.schema import Field, schema_string  # noqa: E402
@@ -66,8 +66,7 @@ def build(path: str, files: int) -> set[str]:
 
 
 def run_sqlext(path: str) -> int:
-    _table._LATEST.clear()
-    _table._COMMIT_CACHE.clear()
+    LOG_CACHE.clear()
     return len(collect_garbage(DeltaLog(path)).files)
 
 

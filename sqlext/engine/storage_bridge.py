@@ -17,7 +17,7 @@ def install(spark: SparkSession) -> None:
     """Route non-local locations to a Hadoop log store bound to ``spark``'s JVM."""
     jvm = spark.sparkContext._jvm
     conf = spark.sparkContext._jsc.hadoopConfiguration()
-    storage.set_remote_store_factory(lambda _location: HadoopLogStore(jvm, conf))
+    storage.REMOTE_STORES.install(lambda _location: HadoopLogStore(jvm, conf))
     s3_store.set_bucket_options(lambda bucket: s3a_client_options(conf, bucket))
 
 

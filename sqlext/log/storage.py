@@ -154,15 +154,35 @@ def normalize_location(location: str) -> str:
     return location.rstrip("/")
 
 
-# Factory for non-local stores, installed by the engine (which owns the JVM). Kept as a hook so
-# that this package never imports pyspark.
-_remote_factory: Callable[[str], LogStore] | None = None
+class RemoteStores:
+    """How the kernel reaches non-local locations (hdfs://, abfss://, ...): a factory installed
+    by the engine, which owns the JVM (this package never imports pyspark). One per process, as
+    a PySpark process has one JVM: every session of it shares the Hadoop file systems, so the
+    factory installed last serves them all. :meth:`clear` removes it."""
+
+    def __init__(self):
+        self._factory: Callable[[str], LogStore] | None = None
+
+    def install(self, factory: Callable[[str], LogStore] | None) -> None:
+        """Use ``factory(location)`` for non-local locations (``None``: none)."""
+        self._factory = factory
+
+    def clear(self) -> None:
+        """Remove the installed factory: non-local locations fail until one is installed."""
+        self._factory = None
+
+    def store_for(self, location: str) -> LogStore:
+        """The store for a non-local location; raises when no factory is installed."""
+        if self._factory is None:
+            from sqlext.errors import UnsupportedOperationError
+            raise UnsupportedOperationError(
+                f"no log store for {location!r}: tables outside the local file system need a "
+                "SparkSession (sqlext.session()) whose Hadoop file system provides put-if-absent")
+        return self._factory(location)
 
 
-def set_remote_store_factory(factory: Callable[[str], LogStore] | None) -> None:
-    """Install the factory that builds a store for non-local locations (hdfs://, s3a://, ...)."""
-    global _remote_factory
-    _remote_factory = factory
+#: the process's remote-store factory (installed by :func:`sqlext.engine.storage_bridge.install`)
+REMOTE_STORES = RemoteStores()
 
 
 def store_for(location: str) -> LogStore:
@@ -172,9 +192,4 @@ def store_for(location: str) -> LogStore:
     if urlparse(location).scheme in ("s3", "s3a"):
         from sqlext.log.s3_store import S3LogStore   # boto3 is optional (the s3 extra)
         return S3LogStore()
-    if _remote_factory is None:
-        from sqlext.errors import UnsupportedOperationError
-        raise UnsupportedOperationError(
-            f"no log store for {location!r}: tables outside the local file system need a "
-            "SparkSession (sqlext.session()) whose Hadoop file system provides put-if-absent")
-    return _remote_factory(location)
+    return REMOTE_STORES.store_for(location)

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import threading
 from dataclasses import dataclass
 
 from sqlext.errors import (CorruptLogError, TableNotFoundError, TimestampOutOfRangeError,
                            VersionNotFoundException)
 from sqlext.log.actions import Action, CommitInfo, decode_path, parse_commit
+from sqlext.log.cache import LOG_CACHE
 from sqlext.log.checkpoint import checkpoint_bytes, last_checkpoint_bytes, read_checkpoint
 from sqlext.log.protocol import check_readable
 from sqlext.log.segment import (LogListing, checkpoint_name, commit_name, parse_listing,
@@ -21,15 +21,6 @@ from sqlext.log.storage import FileStatus, LogStore, is_local, normalize_locatio
 
 DEFAULT_CHECKPOINT_INTERVAL = 10
 
-# Commit files never change once written, so decoded commits are cached per process.
-_COMMIT_CACHE: dict[tuple[str, int], list[Action]] = {}
-_COMMIT_CACHE_LIMIT = 4096
-_LATEST: dict[str, Snapshot] = {}
-# (earliest commit version, size, mtime) per location, seen at the last listing: a table deleted
-# and created again at the same path gets new commit files, and the caches above must not
-# answer for it with the old table's commits.
-_IDENTITY: dict[str, tuple | None] = {}
-_LOCK = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -74,12 +65,7 @@ class DeltaLog:
         first = listing.earliest_commit
         status = listing.commits[first] if first is not None else None
         identity = None if status is None else (first, status.size, status.modification_time)
-        with _LOCK:
-            if self.location in _IDENTITY and _IDENTITY[self.location] != identity:
-                _LATEST.pop(self.location, None)
-                for key in [k for k in _COMMIT_CACHE if k[0] == self.location]:
-                    del _COMMIT_CACHE[key]
-            _IDENTITY[self.location] = identity
+        LOG_CACHE.check_identity(self.location, identity)
 
     def exists(self) -> bool:
         """Whether the location holds a Delta table (a commit or checkpoint in ``_delta_log``)."""
@@ -87,8 +73,7 @@ class DeltaLog:
 
     def read_commit(self, version: int) -> list[Action]:
         """The actions of commit ``version``."""
-        key = (self.location, version)
-        cached = _COMMIT_CACHE.get(key)
+        cached = LOG_CACHE.commit(self.location, version)
         if cached is not None:
             return cached
         path = self.store.join(self.log_dir, commit_name(version))
@@ -111,10 +96,7 @@ class DeltaLog:
                 f"table {self.name}: commit file {commit_name(version)} (version {version}) is "
                 f"corrupt and cannot be parsed ({exc}); restore it from a backup — sqlext will not "
                 "guess the table state") from exc
-        with _LOCK:
-            if len(_COMMIT_CACHE) >= _COMMIT_CACHE_LIMIT:
-                _COMMIT_CACHE.clear()
-            _COMMIT_CACHE[key] = actions
+        LOG_CACHE.put_commit(self.location, version, actions)
         return actions
 
     def data_path(self, action_path: str) -> str:
@@ -155,7 +137,7 @@ class DeltaLog:
 
     def _load(self, listing: LogListing, version: int | None) -> Snapshot:
         target = listing.latest_version if version is None else version
-        cached = _LATEST.get(self.location)
+        cached = LOG_CACHE.latest(self.location)
         if (cached is not None and target is not None and cached.version <= target
                 and all(v in listing.commits for v in range(cached.version + 1, target + 1))
                 and (cached.version == target or self._same_table(cached, listing))):
@@ -168,7 +150,7 @@ class DeltaLog:
         else:
             snap = self._replay(listing, version)
         if version is None or snap.version == listing.latest_version:
-            _LATEST[self.location] = snap
+            LOG_CACHE.put_latest(self.location, snap)
         return snap
 
     def _same_table(self, cached: Snapshot, listing: LogListing) -> bool:

@@ -17,7 +17,7 @@ import pyarrow as pa
 import pytest
 import pyarrow.parquet as pq
 
-from sqlext.log import table as _table
+from sqlext.log.cache import LOG_CACHE
 from sqlext.log.actions import AddFile, Metadata, encode_path
 from sqlext.log.protocol import protocol_for_new_table
 from sqlext.log.schema import Field, format_partition_value, schema_string
@@ -33,8 +33,7 @@ ARROW = {"long": pa.int64(), "integer": pa.int32(), "string": pa.string(), "doub
 
 def clear_caches() -> None:
     """Forget cached snapshots and commits, as a new process would."""
-    _table._LATEST.clear()
-    _table._COMMIT_CACHE.clear()
+    LOG_CACHE.clear()
 
 
 def create_table(path, schema=SCHEMA, partition_columns=("part",), configuration=None) -> DeltaLog:
