@@ -1,7 +1,7 @@
 """A planned statement and the pieces every planner shares.
 
-Planning (parse, resolve, build trees, render SQL) runs no Spark job; :attr:`Plan.run` does the
-work. Reads of sqlext tables are bound to temporary views only while the statement runs
+Planning (parse, resolve, build trees, render SQL) runs no Spark job; a plan's ``run(spark)``
+does the work. Reads of sqlext tables are bound to temporary views only while the statement runs
 (:func:`bound`): Spark analyses a query eagerly, so the DataFrame a statement returns keeps
 working after the views are dropped.
 """
@@ -22,15 +22,33 @@ from sqlext.sql.splice import Rendered
 
 @dataclass
 class Plan:
-    """What runs a statement. ``sql`` is the SQL handed to Spark, if any (for tests and the
-    benchmark); ``labels`` maps the temporary view names in it to what the user wrote;
-    ``texts`` are the SQL texts handed to Spark, with where they came from in the user's script
-    (so Spark's errors point into the user's text)."""
+    """A statement whose work is a closure (the statements not yet planned as data).
+    ``sql`` is the SQL handed to Spark, if any (for tests and the benchmark); ``labels`` maps the
+    temporary view names in it to what the user wrote; ``texts`` are the SQL texts handed to
+    Spark, with where they came from in the user's script (so Spark's errors point into the
+    user's text)."""
 
-    run: Callable[[], DataFrame | None]
+    action: Callable[[], DataFrame | None]
     sql: str | None = None
     labels: dict[str, str] = field(default_factory=dict)
     texts: list[Rendered] = field(default_factory=list)
+
+    def run(self, spark: SparkSession) -> DataFrame | None:
+        """Do the statement's work; its result (None: nothing to return)."""
+        return self.action()
+
+
+@dataclass(kw_only=True)
+class CallPlan:
+    """Base of the plans that are data: a subclass holds one engine call's arguments and its
+    :meth:`run` makes the call. ``sql``, ``labels`` and ``texts`` as in :class:`Plan`."""
+
+    sql: str | None = None
+    labels: dict[str, str] = field(default_factory=dict)
+    texts: list[Rendered] = field(default_factory=list)
+
+    def run(self, spark: SparkSession) -> DataFrame | None:
+        raise NotImplementedError
 
 
 def spark_sql(spark: SparkSession, sql: str, labels: dict[str, str] | None = None,

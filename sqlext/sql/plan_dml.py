@@ -2,20 +2,27 @@
 
 INSERT goes to :func:`sqlext.engine.write.write` (append, overwrite, static and dynamic partition
 overwrite, ``REPLACE WHERE``) with Spark's store-assignment casts applied to the source; DELETE,
-UPDATE and MERGE go to :class:`sqlext.DeltaTable`'s methods. Conditions and expressions are
-rendered from the statement's tree (their sqlext reads bound to views while the statement runs).
+UPDATE and MERGE to :mod:`sqlext.engine.delete`, :mod:`~sqlext.engine.update` and
+:mod:`~sqlext.engine.merge`. Each planner returns a dataclass holding the engine call's arguments
+(:class:`InsertPlan`, :class:`DeletePlan`, :class:`UpdatePlan`, :class:`MergeIntoPlan`) whose
+``run(spark)`` makes the call. Conditions and expressions are rendered from the statement's tree
+(their sqlext reads bound to views while the statement runs).
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from sqlglot import exp
 
-from sqlext.tables import DeltaTable
 from sqlext.catalog import TableRef
 from sqlext.engine.delete import delete
+from sqlext.engine.merge import merge
+from sqlext.engine.merge_clauses import MATCHED, NOT_MATCHED, NOT_MATCHED_BY_SOURCE, Clause
 from sqlext.engine.post_commit import result_row
 from sqlext.engine.read import resolve_snapshot
 from sqlext.engine.schemas import spark_schema
@@ -29,6 +36,7 @@ from sqlext.sql.assign import assign, check_not_null
 from sqlext.sql.nodes import MergeInto, delta_path
 from sqlext.sql.plan_read import ReadRewriter, drop_db_qualifier, plan_query
 from sqlext.sql.resolve import Kind, Resolver, label
+from sqlext.tables import DeltaTable
 
 
 def _target(resolver: Resolver, table: exp.Table, verb: str) -> TableRef | None:
@@ -79,9 +87,6 @@ class _Expressions:
     def labels(self) -> dict[str, str]:
         return {b.name: b.label for b in self.rewriter.bindings}
 
-    def bound(self, spark: SparkSession):
-        return P.bound(spark, self.rewriter.bindings)
-
 
 def _affected(spark: SparkSession, metrics: dict, names: dict[str, str]) -> DataFrame:
     """delta-spark's result row for DML: ``num_affected_rows`` and friends, from the metrics the
@@ -122,52 +127,78 @@ def plan_insert(resolver: Resolver, stmt: exp.Insert) -> P.Plan | None:
         query.set("with_", stmt.args["with_"].copy())
     source = plan_query(resolver, query)
     where = stmt.args.get("where")
-    replace_where = splice.render(where).text if where is not None else None
-    spark = resolver.spark
+    return InsertPlan(
+        ref, text, source, columns, static, dynamic, by_name=bool(stmt.args.get("by_name")),
+        overwrite=bool(stmt.args.get("overwrite")),
+        replace_where=splice.render(where).text if where is not None else None,
+        sql=source.sql(), labels=source.labels, texts=[source.rendered])
 
-    def run():
-        log, snapshot = resolve_snapshot(spark, ref)
+
+@dataclass
+class InsertPlan(P.CallPlan):
+    """INSERT into a sqlext table: the source query, the target columns (None: the table's, or
+    by name), PARTITION (...) values (``static``: column -> constant, ``dynamic``: columns), and
+    the write mode; :meth:`run` calls :func:`sqlext.engine.write.write`."""
+
+    ref: TableRef
+    text: str                                   # the target as the user wrote it
+    source: Any                                 # the planned query (plan_read)
+    columns: list[str] | None
+    static: dict[str, exp.Expression]
+    dynamic: list[str]
+    by_name: bool = False
+    overwrite: bool = False
+    replace_where: str | None = None
+
+    def run(self, spark: SparkSession) -> DataFrame | None:
+        _, snapshot = resolve_snapshot(spark, self.ref)
         schema = spark_schema(snapshot.metadata.schema_string)
         pcols = {c.lower(): c for c in snapshot.partition_columns}
-        names = {f.name.lower(): f.name for f in schema.fields}
-        for name in list(static) + dynamic:
-            if name.lower() not in pcols:
-                raise AnalysisException(
-                    f"INSERT INTO {text}: {name} in PARTITION (...) is not a partition column "
-                    f"(the table is partitioned by {list(pcols.values()) or 'nothing'})")
-        static_names = {n.lower() for n in static}
-        df = source.dataframe(spark)
-        if stmt.args.get("by_name"):
-            targets = list(df.columns)
-        elif columns is not None:
-            targets = columns
-        else:
-            targets = [f.name for f in schema.fields if f.name.lower() not in static_names]
-        unknown = [c for c in targets if c.lower() not in names]
-        if unknown:
-            raise AnalysisException(f"INSERT INTO {text}: unknown column(s) {unknown}; the "
-                                    f"table's columns are {list(names.values())}")
-        lowered = [c.lower() for c in targets]
-        dupes = sorted({c for c in lowered if lowered.count(c) > 1} | (set(lowered) & static_names))
-        if dupes:
-            raise AnalysisException(f"INSERT INTO {text}: column(s) {dupes} are given twice")
-        constants = {pcols[n.lower()]: _constant(v) for n, v in static.items()}
-        data = assign(spark, df, schema, targets, constants, ref.display)
-        check_not_null(data, schema, ref.display)
-        overwrite = bool(stmt.args.get("overwrite")) or replace_where is not None
-        predicate, mode = replace_where, None
-        if stmt.args.get("overwrite") and static:
+        self._check_partition_spec(pcols)
+        df = self.source.dataframe(spark)
+        targets = self._targets(df, schema)
+        constants = {pcols[n.lower()]: _constant(v) for n, v in self.static.items()}
+        data = assign(spark, df, schema, targets, constants, self.ref.display)
+        check_not_null(data, schema, self.ref.display)
+        predicate, mode = self.replace_where, None
+        if self.overwrite and self.static:
             if _dynamic(spark):
                 mode = "dynamic"
             else:
                 predicate = splice.render(exp.and_(*[
                     exp.EQ(this=exp.column(pcols[n.lower()], quoted=True), expression=v.copy())
-                    for n, v in static.items()])).text
-        write(spark, data, ref.display, "overwrite" if overwrite else "append",
-              replaceWhere=predicate, partitionOverwriteMode=mode, tableRef=ref)
+                    for n, v in self.static.items()])).text
+        overwrite = self.overwrite or self.replace_where is not None
+        write(spark, data, self.ref.display, "overwrite" if overwrite else "append",
+              replaceWhere=predicate, partitionOverwriteMode=mode, tableRef=self.ref)
         return None
 
-    return P.Plan(run, source.sql(), source.labels, [source.rendered])
+    def _check_partition_spec(self, pcols: dict[str, str]) -> None:
+        for name in list(self.static) + self.dynamic:
+            if name.lower() not in pcols:
+                raise AnalysisException(
+                    f"INSERT INTO {self.text}: {name} in PARTITION (...) is not a partition "
+                    f"column (the table is partitioned by {list(pcols.values()) or 'nothing'})")
+
+    def _targets(self, df: DataFrame, schema: T.StructType) -> list[str]:
+        """The table columns the source's columns go to, checked."""
+        static_names = {n.lower() for n in self.static}
+        names = {f.name.lower(): f.name for f in schema.fields}
+        if self.by_name:
+            targets = list(df.columns)
+        elif self.columns is not None:
+            targets = self.columns
+        else:
+            targets = [f.name for f in schema.fields if f.name.lower() not in static_names]
+        unknown = [c for c in targets if c.lower() not in names]
+        if unknown:
+            raise AnalysisException(f"INSERT INTO {self.text}: unknown column(s) {unknown}; the "
+                                    f"table's columns are {list(names.values())}")
+        lowered = [c.lower() for c in targets]
+        dupes = sorted({c for c in lowered if lowered.count(c) > 1} | (set(lowered) & static_names))
+        if dupes:
+            raise AnalysisException(f"INSERT INTO {self.text}: column(s) {dupes} are given twice")
+        return targets
 
 
 def _constant(value: exp.Expression):
@@ -211,14 +242,24 @@ def plan_delete(resolver: Resolver, stmt: exp.Delete) -> P.Plan | None:
     table = stmt.this
     exprs = _Expressions(resolver, table)
     condition = _condition(stmt, exprs)
-    spark, alias = resolver.spark, _alias(table)
+    return DeletePlan(ref, condition, _alias(table), exprs.rewriter.bindings, sql=condition,
+                      labels=exprs.labels, texts=exprs.texts)
 
-    def run():
-        with exprs.bound(spark):
-            result = delete(spark, _log(ref), condition, alias=alias)
+
+@dataclass
+class DeletePlan(P.CallPlan):
+    """DELETE FROM a sqlext table: :func:`sqlext.engine.delete.delete`'s arguments, and the reads
+    of sqlext tables its condition's subqueries make (bound to views while it runs)."""
+
+    ref: TableRef
+    condition: str | None
+    alias: str | None
+    bindings: list = field(default_factory=list)
+
+    def run(self, spark: SparkSession) -> DataFrame:
+        with P.bound(spark, self.bindings):
+            result = delete(spark, _log(self.ref), self.condition, alias=self.alias)
         return _affected(spark, result.metrics, {"num_affected_rows": "numDeletedRows"})
-
-    return P.Plan(run, condition, exprs.labels, exprs.texts)
 
 
 def plan_update(resolver: Resolver, stmt: exp.Update) -> P.Plan | None:
@@ -232,14 +273,26 @@ def plan_update(resolver: Resolver, stmt: exp.Update) -> P.Plan | None:
     alias = _alias(table)
     assignments = _assignments(stmt.expressions, exprs, alias)
     condition = _condition(stmt, exprs)
-    spark = resolver.spark
+    return UpdatePlan(ref, condition, assignments, alias, exprs.rewriter.bindings, sql=condition,
+                      labels=exprs.labels, texts=exprs.texts)
 
-    def run():
-        with exprs.bound(spark):
-            result = update(spark, _log(ref), condition, assignments, alias=alias)
+
+@dataclass
+class UpdatePlan(P.CallPlan):
+    """UPDATE of a sqlext table: :func:`sqlext.engine.update.update`'s arguments, and the reads
+    of sqlext tables its expressions' subqueries make."""
+
+    ref: TableRef
+    condition: str | None
+    assignments: dict[str, str]
+    alias: str | None
+    bindings: list = field(default_factory=list)
+
+    def run(self, spark: SparkSession) -> DataFrame:
+        with P.bound(spark, self.bindings):
+            result = update(spark, _log(self.ref), self.condition, self.assignments,
+                            alias=self.alias)
         return _affected(spark, result.metrics, {"num_affected_rows": "numUpdatedRows"})
-
-    return P.Plan(run, condition, exprs.labels, exprs.texts)
 
 
 def plan_truncate(resolver: Resolver, stmt: exp.TruncateTable) -> P.Plan | None:
@@ -266,11 +319,6 @@ def _log(ref: TableRef) -> DeltaLog:
         raise TableNotFoundError(f"{ref.display} is not a Delta table (no _delta_log at "
                                  f"{ref.location})")
     return log
-
-
-def _table(spark: SparkSession, ref: TableRef, alias: str | None) -> DeltaTable:
-    table = DeltaTable(spark, ref).require()
-    return table.alias(alias) if alias else table
 
 
 def _assignments(items: list[exp.Expression], exprs: _Expressions,
@@ -304,7 +352,6 @@ def plan_merge(resolver: Resolver, stmt: MergeInto) -> P.Plan | None:
     ref = _target(resolver, table, "MERGE INTO")
     if ref is None:
         return None
-    spark = resolver.spark
     using = stmt.args["using"]
     if isinstance(using, exp.Subquery):
         query, source_alias = using.this, using.alias or None
@@ -323,53 +370,67 @@ def plan_merge(resolver: Resolver, stmt: MergeInto) -> P.Plan | None:
     alias = _alias(table)
     on = exprs.sql(stmt.args["on"])
     clauses = [_when(w, exprs, alias, label(table)) for w in stmt.args["whens"].expressions]
-    evolve = bool(stmt.args.get("schema_evolution"))
-
-    def run():
-        df = source.dataframe(spark)
-        if source_alias:
-            df = df.alias(source_alias)
-        with exprs.bound(spark):
-            builder = _table(spark, ref, alias).merge(df, on)
-            for method, kwargs in clauses:
-                builder = getattr(builder, method)(**kwargs)
-            if evolve:
-                builder = builder.withSchemaEvolution()
-            return builder.execute()
-
-    return P.Plan(run, source.sql(), {**source.labels, **exprs.labels},
-                  [source.rendered, *exprs.texts])
+    return MergeIntoPlan(ref, source, source_alias, alias, on, tuple(clauses),
+                         bool(stmt.args.get("schema_evolution")), exprs.rewriter.bindings,
+                         sql=source.sql(), labels={**source.labels, **exprs.labels},
+                         texts=[source.rendered, *exprs.texts])
 
 
-def _when(when: exp.When, exprs: _Expressions, alias: str | None, text: str):
-    """(DeltaMergeBuilder method name, its keyword arguments) of one WHEN clause."""
+@dataclass
+class MergeIntoPlan(P.CallPlan):
+    """MERGE INTO a sqlext table: :func:`sqlext.engine.merge.merge`'s arguments (the source as
+    a planned query, the ON condition, the WHEN clauses), and the reads of sqlext tables in the
+    conditions' and values' subqueries."""
+
+    ref: TableRef
+    source: Any                                 # the planned query (plan_read)
+    source_alias: str | None
+    alias: str | None
+    on: str
+    clauses: tuple[Clause, ...]
+    schema_evolution: bool = False
+    bindings: list = field(default_factory=list)
+
+    def run(self, spark: SparkSession) -> DataFrame:
+        log = _log(self.ref)
+        df = self.source.dataframe(spark)
+        if self.source_alias:
+            df = df.alias(self.source_alias)
+        with P.bound(spark, self.bindings):
+            result = merge(spark, log, df, self.on, self.clauses, alias=self.alias,
+                           schema_evolution=self.schema_evolution)
+        return result.summary(spark)
+
+
+def _when(when: exp.When, exprs: _Expressions, alias: str | None, text: str) -> Clause:
+    """The engine's :class:`~sqlext.engine.merge_clauses.Clause` of one WHEN clause."""
     condition = exprs.sql(when.args.get("condition"))
     then = when.args["then"]
     by_source = bool(when.args.get("source"))
     if when.args.get("matched"):
-        prefix = "whenMatched"
+        kind = MATCHED
     else:
-        prefix = "whenNotMatchedBySource" if by_source else "whenNotMatched"
-    if isinstance(then, exp.Var) and then.name.upper() == "DELETE" and prefix != "whenNotMatched":
-        return f"{prefix}Delete", {"condition": condition}
-    if isinstance(then, exp.Update) and prefix != "whenNotMatched":
+        kind = NOT_MATCHED_BY_SOURCE if by_source else NOT_MATCHED
+    if isinstance(then, exp.Var) and then.name.upper() == "DELETE" and kind != NOT_MATCHED:
+        return Clause(kind, "delete", condition)
+    if isinstance(then, exp.Update) and kind != NOT_MATCHED:
         items = then.expressions
         if len(items) == 1 and isinstance(items[0], exp.Star):
-            if prefix == "whenMatched":
-                return "whenMatchedUpdateAll", {"condition": condition}
+            if kind == MATCHED:
+                return Clause(MATCHED, "update", condition)
         else:
-            return f"{prefix}Update", {"condition": condition,
-                                       "set": _assignments(items, exprs, alias)}
-    if isinstance(then, exp.Insert) and prefix == "whenNotMatched":
+            return Clause(kind, "update", condition,
+                          tuple(_assignments(items, exprs, alias).items()))
+    if isinstance(then, exp.Insert) and kind == NOT_MATCHED:
         if isinstance(then.this, exp.Star):
-            return "whenNotMatchedInsertAll", {"condition": condition}
+            return Clause(NOT_MATCHED, "insert", condition)
         columns = [_column_key(c if isinstance(c, exp.Column) else exp.column(c.name), alias, exprs)
                    for c in then.this.expressions]
         values = [exprs.sql(v) for v in then.expression.expressions]
         if len(columns) != len(values):
             raise AnalysisException(f"MERGE INTO {text}: INSERT has {len(columns)} column(s) but "
                                     f"{len(values)} value(s)")
-        return "whenNotMatchedInsert", {"condition": condition, "values": dict(zip(columns, values))}
+        return Clause(NOT_MATCHED, "insert", condition, tuple(dict(zip(columns, values)).items()))
     raise UnsupportedOperationError(
         f"MERGE INTO {text}: {when.sql(dialect='spark')} is not supported; supported: WHEN "
         "MATCHED [AND c] THEN UPDATE SET ... | UPDATE SET * | DELETE; WHEN NOT MATCHED [BY TARGET] "

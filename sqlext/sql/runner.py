@@ -51,7 +51,7 @@ def execute(resolver: Resolver, stmt: exp.Expression) -> DataFrame | None:
     try:
         plan = plan_statement(resolver, stmt)
         try:
-            return plan.run()
+            return plan.run(resolver.spark)
         except spark_errors.spark_exceptions() as exc:
             raise spark_errors.translate(exc, plan.labels, plan.texts) from exc
         except SqlextError as exc:   # engine messages may quote the rendered SQL
