@@ -25,7 +25,6 @@ from sqlext.errors import ParseError
 
 from dbt.adapters.sqlext.bindings import render
 from dbt.adapters.sqlext.credentials import SqlextCredentials
-from dbt.adapters.sqlext.introspection import statement_handler
 
 logger = AdapterLogger("sqlext")
 
@@ -95,8 +94,7 @@ class SqlextCursor:
         self.spark.addTag(self.tag)
         try:
             with commit_metadata_scope(commit_user_metadata()):
-                handled = statement_handler(text)
-                self._df = handled(self.spark) if handled else sqlext.sql(self.spark, text)
+                self._df = sqlext.sql(self.spark, text)
         except ParseError as exc:
             # sqlglot's wording ("Expecting ) at line ...") does not say what failed; Spark's does
             if "syntax error" not in str(exc).lower():

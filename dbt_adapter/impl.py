@@ -1,4 +1,9 @@
-"""The ``sqlext`` adapter: dbt-spark's adapter on sqlext's SQL front."""
+"""The ``sqlext`` adapter: dbt-spark's adapter on sqlext's SQL front.
+
+Relations and the columns of Delta tables are read from sqlext's catalog (see
+:mod:`~dbt.adapters.sqlext.introspection`), not parsed back from ``SHOW TABLE EXTENDED`` text;
+views and the tables Spark's own catalog holds are described by Spark (``describe extended``).
+"""
 
 from __future__ import annotations
 
@@ -6,20 +11,37 @@ from dataclasses import dataclass
 from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 from dbt.adapters.base import BaseRelation, available
-from dbt.adapters.contracts.relation import RelationConfig
+from dbt.adapters.contracts.relation import RelationConfig, RelationType
+from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.spark.column import SparkColumn
 from dbt.adapters.spark.impl import (GET_COLUMNS_IN_RELATION_RAW_MACRO_NAME,
                                      TABLE_OR_VIEW_NOT_FOUND_MESSAGES, SparkAdapter, SparkConfig)
 from dbt_common.exceptions import DbtRuntimeError
+from pyspark.sql import SparkSession
 from typing_extensions import TypeAlias
 
-from dbt.adapters.sqlext import predicates
+from sqlext.errors import SqlextError, TableNotFoundError
+
+from dbt.adapters.sqlext import introspection, predicates
 from dbt.adapters.sqlext.connections import SqlextConnectionManager
 from dbt.adapters.sqlext.relation import SqlextRelation
 
-#: messages that mean "no such table or view" (Spark's and sqlext's)
+logger = AdapterLogger("sqlext")
+
+#: errors that mean "no such table or view": Spark's, and sqlext's for a name its catalog does not
+#: hold or a registered table whose log is gone. Any other error is raised, whatever its words.
 NOT_FOUND_MESSAGES = TABLE_OR_VIEW_NOT_FOUND_MESSAGES + (
-    "TableNotFoundError", "is not a Delta table", "not found in sqlext's catalog", "not found")
+    "is not a Delta table", "not found in sqlext's catalog")
+
+#: what ``incremental_strategy`` may be, each built by its macro ``get_incremental_<name>_sql``
+INCREMENTAL_STRATEGIES = ("append", "merge", "delete+insert", "insert_overwrite", "replace_where",
+                          "microbatch")
+
+
+def is_missing_relation(error: DbtRuntimeError) -> bool:
+    """Whether ``error`` says the table or view does not exist."""
+    message = getattr(error, "msg", "") or str(error)
+    return any(m in message for m in NOT_FOUND_MESSAGES)
 
 
 @dataclass
@@ -32,14 +54,63 @@ class SqlextAdapter(SparkAdapter):
     ConnectionManager: TypeAlias = SqlextConnectionManager  # type: ignore[assignment]
     AdapterSpecificConfigs: TypeAlias = SqlextConfig  # type: ignore[assignment]
 
+    @available
+    def valid_incremental_strategies(self) -> List[str]:
+        """The strategies sqlext builds (dbt-core validates ``incremental_strategy`` with it; the
+        materialization names them when a model asks for another)."""
+        return list(INCREMENTAL_STRATEGIES)
+
+    def sqlext_session(self) -> SparkSession:
+        """The SQL session of this thread's dbt connection."""
+        return self.connections.get_thread_connection().handle.spark
+
+    def list_relations_without_caching(self, schema_relation: BaseRelation) -> List[BaseRelation]:
+        """The schema's relations from sqlext's catalog and Spark's; [] for an unknown schema."""
+        with self.connections.exception_handler(f"list relations of {schema_relation.schema}"):
+            listed = introspection.list_relations(self.sqlext_session(), schema_relation.schema)
+        return [self.Relation.create(
+                    schema=r.schema, identifier=r.name, is_delta=r.is_delta, is_iceberg=False,
+                    is_hudi=False, type=RelationType.View if r.is_view else RelationType.Table)
+                for r in listed]
+
     def get_columns_in_relation(self, relation: BaseRelation) -> List[SparkColumn]:
-        """The relation's columns (``describe extended``); [] when it does not exist."""
+        """The relation's columns: a Delta table's from its log, others' by ``describe
+        extended``; [] when the relation does not exist."""
+        try:
+            facts = self.delta_table_facts(relation)
+        except TableNotFoundError:
+            return []
+        if facts is not None:
+            return self.delta_table_columns(relation, facts)
         try:
             return super().get_columns_in_relation(relation)
         except DbtRuntimeError as exc:
-            if any(m in (getattr(exc, "msg", "") or str(exc)) for m in NOT_FOUND_MESSAGES):
+            if is_missing_relation(exc):
                 return []
             raise
+
+    def delta_table_facts(self, relation: BaseRelation) -> Optional[introspection.DeltaTableFacts]:
+        """The columns and comment of the Delta table ``relation`` names, from sqlext's catalog;
+        None for a view, a relation named without its schema (a temporary view), or a name
+        sqlext does not register. Raises TableNotFoundError when the table's log is gone."""
+        if not (relation.schema and relation.identifier and relation.include_policy.schema):
+            return None
+        try:
+            return introspection.delta_table_facts(self.sqlext_session(), relation.schema,
+                                                   relation.identifier)
+        except TableNotFoundError:
+            raise
+        except SqlextError as exc:      # as dbt reports a failed statement
+            raise DbtRuntimeError(str(exc)) from exc
+
+    @staticmethod
+    def delta_table_columns(relation: BaseRelation,
+                            facts: introspection.DeltaTableFacts) -> List[SparkColumn]:
+        """``facts``' columns as dbt-spark's columns (no owner, no statistics: Delta has none)."""
+        return [SparkColumn(table_database=None, table_schema=relation.schema,
+                            table_name=relation.name, table_type=relation.type, table_owner=None,
+                            table_stats=None, column=c.name, column_index=i, dtype=c.data_type)
+                for i, c in enumerate(facts.columns)]
 
     def parse_describe_extended(self, relation: BaseRelation, raw_rows: Any) -> List[SparkColumn]:
         """dbt-spark's, with a missing owner as None (not the text 'None')."""
@@ -52,12 +123,30 @@ class SqlextAdapter(SparkAdapter):
     def _get_columns_for_catalog(self, relation: BaseRelation) -> Iterable[Dict[str, Any]]:
         """The catalog's columns, numbered from 1 as information_schema numbers them, with the
         relation's comment and its columns' comments (what ``persist_docs`` stored)."""
-        table_comment, column_comments = self._relation_comments(relation)
-        for column in super()._get_columns_for_catalog(relation):
-            column["column_index"] = (column.get("column_index") or 0) + 1
-            column["table_comment"] = table_comment
-            column["column_comment"] = column_comments.get(column.get("column_name"))
-            yield column
+        try:
+            facts = self.delta_table_facts(relation)
+        except TableNotFoundError:
+            return
+        if facts is not None:
+            columns = self.delta_table_columns(relation, facts)
+            table_comment = facts.comment
+            column_comments = {c.name: c.comment for c in facts.columns if c.comment}
+        else:
+            try:
+                columns = self.get_columns_in_relation(relation)
+            except DbtRuntimeError as exc:     # as dbt-spark: the catalog leaves it out
+                logger.debug(f"sqlext: no catalog columns for {relation}: {exc}")
+                columns = []
+            table_comment, column_comments = self._relation_comments(relation)
+        for column in columns:
+            as_dict = column.to_column_dict()
+            as_dict["column_name"] = as_dict.pop("column", None)
+            as_dict["column_type"] = as_dict.pop("dtype")
+            as_dict["table_database"] = None
+            as_dict["column_index"] = (as_dict.get("column_index") or 0) + 1
+            as_dict["table_comment"] = table_comment
+            as_dict["column_comment"] = column_comments.get(as_dict["column_name"])
+            yield as_dict
 
     def _relation_comments(self, relation: BaseRelation) -> Tuple[Optional[str], Dict[str, str]]:
         """The relation's comment and its columns' comments, from ``describe extended``."""

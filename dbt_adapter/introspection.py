@@ -1,135 +1,101 @@
-"""``SHOW TABLE EXTENDED [IN schema] LIKE 'pattern'`` answered for sqlext tables and views.
+"""What the dbt adapter knows about a schema's relations, read from sqlext's catalog.
 
-dbt-spark lists a schema's relations with this statement and reads each relation's type,
-provider and columns from its ``information`` text. Spark's own answer knows only the tables in
-Spark's catalog, so this module answers it from sqlext's catalog (tables with ``Provider: delta``,
-and the views sqlext keeps), merged with Spark's rows for what Spark's catalog holds in that
-schema. Columns and rows are Spark's: ``namespace, tableName, isTemporary, information``.
-
-:func:`statement_handler` recognises the statement; the connection routes it here instead of to
-``sqlext.sql`` (whose runner does not implement it).
+dbt-spark learns a schema's relations, their types and their columns by running ``SHOW TABLE
+EXTENDED`` and parsing its ``information`` text. The adapter asks sqlext's catalog instead: the
+tables it registers (Delta tables), the views it keeps, and what Spark's own catalog holds in the
+schema (tables of other formats, Spark views); a name sqlext knows wins over Spark's.
 """
 
 from __future__ import annotations
 
-import datetime as dt
-from collections.abc import Callable
+from dataclasses import dataclass
 
-from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql import types as T
-from sqlglot.tokens import TokenType
+from pyspark.sql import SparkSession
 
-from sqlext.catalog import Catalog
+from sqlext.catalog import Catalog, ViewStore
 from sqlext.engine.schemas import spark_schema
-from sqlext.errors import AnalysisException, SqlextError
+from sqlext.errors import SqlextError
 from sqlext.log.table import DeltaLog
-from sqlext.sql.describe import like_matcher
-from sqlext.sql.dialect import Sqlext
-from sqlext.sql.statement_text import strip_leading_comments
-from sqlext.catalog import ViewStore
-
-RESULT_SCHEMA = T.StructType([
-    T.StructField("namespace", T.StringType(), False),
-    T.StructField("tableName", T.StringType(), False),
-    T.StructField("isTemporary", T.BooleanType(), False),
-    T.StructField("information", T.StringType(), False),
-])
 
 
-def statement_handler(text: str) -> Callable[[SparkSession], DataFrame] | None:
-    """A function answering ``text`` when it is ``SHOW TABLE EXTENDED ...``, else None."""
-    head = strip_leading_comments(text)[:40].upper().split()
-    if head[:3] != ["SHOW", "TABLE", "EXTENDED"]:
-        return None
-    tokens = [t for t in Sqlext().tokenize(text) if t.token_type != TokenType.SEMICOLON]
-    rest = tokens[3:]
-    schema = pattern = None
-    if len(rest) >= 2 and rest[0].text.upper() in ("IN", "FROM"):
-        schema, rest = rest[1].text, rest[2:]
-    if len(rest) >= 2 and rest[0].text.upper() == "LIKE" and rest[1].token_type == TokenType.STRING:
-        pattern, rest = rest[1].text, rest[2:]
-    if rest:                      # PARTITION (...) and other forms: Spark's own statement
-        return None
-    return lambda spark: show_table_extended(spark, schema, pattern)
+@dataclass(frozen=True)
+class ListedRelation:
+    """One relation of a schema: its name, whether it is a view, whether it is a Delta table."""
+
+    schema: str
+    name: str
+    is_view: bool
+    is_delta: bool
 
 
-def show_table_extended(spark: SparkSession, schema: str | None, pattern: str | None) -> DataFrame:
-    """Spark's ``SHOW TABLE EXTENDED`` rows for the relations of ``schema`` matching ``pattern``."""
+@dataclass(frozen=True)
+class TableColumn:
+    """A column of a Delta table: name, SQL type (as DESCRIBE shows it) and comment."""
+
+    name: str
+    data_type: str
+    comment: str | None
+
+
+@dataclass(frozen=True)
+class DeltaTableFacts:
+    """A Delta table's columns (top level, in order) and its comment."""
+
+    columns: tuple[TableColumn, ...]
+    comment: str | None
+
+
+def list_relations(spark: SparkSession, schema: str) -> list[ListedRelation]:
+    """The relations of ``schema`` (lower-cased as Spark names it), sorted by name; [] when
+    neither sqlext nor Spark knows the schema."""
     catalog = Catalog(spark)
-    schema = (schema or catalog.current_schema()).lower()
-    matches = like_matcher(pattern)
-    rows: dict[str, tuple] = {}
-    spark_has = _spark_has_schema(spark, schema)
-    if spark_has:
-        for row in spark.sql(_spark_statement(schema, pattern)).collect():
-            if not row["isTemporary"]:
-                rows[row["tableName"]] = (row["namespace"], row["tableName"], False,
-                                          row["information"])
-    if not spark_has and schema not in catalog.list_schemas():
-        raise AnalysisException(f"[SCHEMA_NOT_FOUND] The schema `{schema}` cannot be found "
-                                "(SHOW TABLE EXTENDED)")
+    schema = schema.lower()
+    found = {r.name: r for r in _spark_relations(spark, schema)}
     for name in catalog.list_tables(schema):
-        if matches(name):
-            info = table_information(spark, catalog, schema, name)
-            if info is not None:
-                rows[name] = (schema, name, False, info)
-    views = ViewStore(spark, catalog)
-    for name in views.persistent_views(schema):
-        if matches(name):
-            view = views.persistent(schema, name)
-            rows[name] = (schema, name, False, _lines([
-                ("Catalog", "spark_catalog"), ("Database", schema), ("Table", name),
-                ("Type", "VIEW"), ("View Text", view.query if view else "")]))
-    return spark.createDataFrame([rows[k] for k in sorted(rows)], RESULT_SCHEMA)
+        ref = catalog.lookup(schema, name)
+        if ref is not None and _has_snapshot(ref.location, ref.display):
+            found[name] = ListedRelation(schema, name, is_view=False, is_delta=True)
+    for name in ViewStore(spark, catalog).persistent_views(schema):
+        found[name] = ListedRelation(schema, name, is_view=True, is_delta=False)
+    return [found[name] for name in sorted(found)]
 
 
-def table_information(spark: SparkSession, catalog: Catalog, schema: str, name: str) -> str | None:
-    """The ``information`` text of a sqlext table, or None when its log is gone."""
+def delta_table_facts(spark: SparkSession, schema: str, name: str) -> DeltaTableFacts | None:
+    """The columns and comment of the Delta table sqlext registers as ``schema.name``; None when
+    the name is a sqlext view or not a registered table (the caller asks Spark instead).
+
+    Raises :class:`TableNotFoundError` when the registered table's log is gone, and the log's
+    own :class:`SqlextError` when it cannot be read.
+    """
+    catalog = Catalog(spark)
+    schema, name = schema.lower(), name.lower()
+    if ViewStore(spark, catalog).persistent(schema, name) is not None:
+        return None
     ref = catalog.lookup(schema, name)
     if ref is None:
         return None
+    metadata = DeltaLog(ref.location, name=ref.display).snapshot().metadata
+    columns = tuple(TableColumn(f.name, f.dataType.simpleString(), (f.metadata or {}).get("comment"))
+                    for f in spark_schema(metadata.schema_string).fields)
+    return DeltaTableFacts(columns, metadata.description or None)
+
+
+def _has_snapshot(location: str, display: str) -> bool:
     try:
-        snapshot = DeltaLog(ref.location, name=ref.display).snapshot()
-    except SqlextError:
-        return None
-    md = snapshot.metadata
-    fields = [("Catalog", "spark_catalog"), ("Database", schema), ("Table", name)]
-    if md.created_time:
-        created = dt.datetime.fromtimestamp(md.created_time / 1000, dt.timezone.utc)
-        fields.append(("Created Time", created.strftime("%a %b %d %H:%M:%S UTC %Y")))
-    fields += [("Type", "MANAGED" if ref.managed else "EXTERNAL"), ("Provider", "delta"),
-               ("Location", ref.location)]
-    if md.description:
-        fields.append(("Comment", md.description))
-    props = ", ".join(f"{k}={v}" for k, v in sorted(snapshot.configuration.items()))
-    fields.append(("Table Properties", f"[{props}]"))
-    if snapshot.partition_columns:
-        fields.append(("Partition Columns",
-                       "[" + ", ".join(f"`{c}`" for c in snapshot.partition_columns) + "]"))
-    return _lines(fields) + "Schema: root\n" + schema_lines(spark_schema(md.schema_string))
-
-
-def schema_lines(schema: T.StructType) -> str:
-    """The top-level columns as Spark's tree lines, with SQL type names (``bigint``, not
-    ``long``) so that dbt's catalog shows the types ``describe`` shows."""
-    return "".join(f" |-- {f.name}: {f.dataType.simpleString()} "
-                   f"(nullable = {str(f.nullable).lower()})\n" for f in schema.fields)
-
-
-def _lines(fields: list[tuple[str, str]]) -> str:
-    return "".join(f"{k}: {v}\n" for k, v in fields)
-
-
-def _spark_has_schema(spark: SparkSession, schema: str) -> bool:
-    try:
-        return bool(spark.catalog.databaseExists(schema))
-    except Exception:  # noqa: BLE001
+        DeltaLog(location, name=display).snapshot()
+    except SqlextError:      # a registered table whose log is gone or unreadable is not listed
         return False
+    return True
 
 
-def _spark_statement(schema: str, pattern: str | None) -> str:
-    from sqlglot import exp
+def _spark_relations(spark: SparkSession, schema: str) -> list[ListedRelation]:
+    """The non-temporary tables and views Spark's catalog holds in ``schema``."""
+    try:
+        if not spark.catalog.databaseExists(schema):
+            return []
+        tables = spark.catalog.listTables(schema)
+    except Exception:  # noqa: BLE001 - Spark's catalog is optional beside sqlext's
+        return []
+    return [ListedRelation(schema, t.name.lower(), is_view=t.tableType == "VIEW", is_delta=False)
+            for t in tables if not t.isTemporary]
 
-    db = exp.to_identifier(schema, quoted=True).sql(dialect="spark")
-    like = exp.Literal.string(pattern if pattern is not None else "*").sql(dialect="spark")
-    return f"SHOW TABLE EXTENDED IN {db} LIKE {like}"

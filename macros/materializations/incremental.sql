@@ -8,10 +8,12 @@
      The new rows are a temporary view `<model>__dbt_tmp`; its query runs when the statement
      runs, on the tables' snapshots of that moment. --#}
 
+{#-- the model's strategy: one of adapter.valid_incremental_strategies(), or a project's own
+     get_incremental_<name>_sql macro (dbt-core's custom strategies) --#}
 {% macro sqlext_incremental_strategy(file_format) %}
   {%- set strategy = config.get('incremental_strategy') or 'merge' -%}
-  {%- set known = ['append', 'merge', 'delete+insert', 'insert_overwrite', 'replace_where', 'microbatch'] -%}
-  {%- if strategy not in known -%}
+  {%- set known = adapter.valid_incremental_strategies() -%}
+  {%- if strategy not in known and ('get_incremental_' ~ strategy | replace('+', '_') ~ '_sql') not in context -%}
     {{ exceptions.raise_compiler_error("Invalid incremental strategy provided: " ~ strategy ~ "\n    Expected one of: " ~ known | join(', ')) }}
   {%- endif -%}
   {%- if strategy not in ['append', 'insert_overwrite'] and file_format != 'delta' -%}
@@ -58,8 +60,15 @@
         set spark.sql.sources.partitionOverwriteMode = DYNAMIC
       {%- endcall -%}
     {%- endif -%}
+    {%- set strategy_sql_macro_func = adapter.get_incremental_strategy_macro(context, strategy) -%}
+    {%- set strategy_arg_dict = ({
+          'target_relation': target_relation,
+          'temp_relation': tmp_relation,
+          'unique_key': unique_key,
+          'dest_columns': sqlext_shared_columns(tmp_relation, target_relation),
+          'incremental_predicates': incremental_predicates}) -%}
     {%- call statement('main') -%}
-      {{ sqlext_get_incremental_sql(strategy, tmp_relation, target_relation, unique_key, incremental_predicates) }}
+      {{ strategy_sql_macro_func(strategy_arg_dict) }}
     {%- endcall -%}
     {%- call statement('drop_tmp_relation') -%}
       drop view if exists {{ tmp_relation }}

@@ -1,34 +1,98 @@
-{#-- The statement of each incremental strategy (see incremental.sql). Column lists are the
+{#-- One macro per incremental strategy, as dbt-core lays them out: the materialization asks
+     adapter.get_incremental_strategy_macro(context, strategy) for get_incremental_<strategy>_sql
+     ('+' written '_'), which dbt-core dispatches to the sqlext__ macro below. Each takes dbt's
+     arg_dict: target_relation, temp_relation (the new rows), unique_key, dest_columns (the
      target's columns that the new rows also have, so a column the new rows lack keeps its value
-     (update) or is NULL (insert), whatever on_schema_change did. --#}
+     on update or is NULL on insert, whatever on_schema_change did) and incremental_predicates.
+     The strategies sqlext builds are the adapter's valid_incremental_strategies(). --#}
 
-{% macro sqlext_get_incremental_sql(strategy, source, target, unique_key, incremental_predicates) %}
-  {%- if strategy == 'append' -%}
-    {{ sqlext_insert_into_sql(source, target) }}
-  {%- elif strategy == 'merge' -%}
-    {{ get_merge_sql(target, source, unique_key, dest_columns=none, incremental_predicates=incremental_predicates) }}
-  {%- elif strategy == 'delete+insert' -%}
-    {{ sqlext_delete_insert_sql(source, target, unique_key, incremental_predicates) }}
-  {%- elif strategy == 'insert_overwrite' -%}
-    {{ sqlext_insert_overwrite_sql(source, target) }}
-  {%- elif strategy == 'replace_where' -%}
-    {%- if not incremental_predicates -%}
-      {{ exceptions.raise_compiler_error("incremental_strategy 'replace_where' needs incremental_predicates: the rows they match are replaced by the new rows (model " ~ target ~ ")") }}
-    {%- endif -%}
-    {{ sqlext_replace_where_sql(source, target, incremental_predicates) }}
-  {%- elif strategy == 'microbatch' -%}
-    {{ sqlext_replace_where_sql(source, target, sqlext_microbatch_predicates()) }}
-  {%- endif -%}
+{#-- no incremental_strategy: merge, as on dbt-spark's Delta tables --#}
+{% macro sqlext__get_incremental_default_sql(arg_dict) %}
+  {{ return(get_incremental_merge_sql(arg_dict)) }}
 {% endmacro %}
 
 
-{#-- target columns the source also has, quoted, in the target's order --#}
+{% macro sqlext__get_incremental_append_sql(arg_dict) %}
+  {{ return(sqlext_insert_into_sql(arg_dict['temp_relation'], arg_dict['target_relation'], arg_dict['dest_columns'])) }}
+{% endmacro %}
+
+
+{% macro sqlext__get_incremental_merge_sql(arg_dict) %}
+  {{ return(get_merge_sql(arg_dict['target_relation'], arg_dict['temp_relation'], arg_dict['unique_key'], arg_dict['dest_columns'], arg_dict['incremental_predicates'])) }}
+{% endmacro %}
+
+
+{#-- delete+insert as ONE MERGE: the source is every new row (to insert) plus one row per key
+     (to delete the target rows with that key), so the delete and the insert are one commit. --#}
+{% macro sqlext__get_incremental_delete_insert_sql(arg_dict) %}
+  {%- set source, target = arg_dict['temp_relation'], arg_dict['target_relation'] -%}
+  {%- set keys = sqlext_key_list(arg_dict['unique_key']) -%}
+  {%- if not keys -%}
+    {{ return(sqlext_insert_into_sql(source, target, arg_dict['dest_columns'])) }}
+  {%- endif -%}
+  {%- set shared = arg_dict['dest_columns'] | map(attribute='quoted') | list -%}
+  {%- set source_columns = adapter.get_columns_in_relation(source) | map(attribute='quoted') | list -%}
+  {%- set predicates = adapter.sqlext_qualify_predicates(arg_dict['incremental_predicates'] or [], 'DBT_INTERNAL_DEST') -%}
+  {%- do predicates.insert(0, "DBT_INTERNAL_SOURCE.dbt_sqlext_action = 'delete'") -%}
+  {%- for key in keys -%}
+    {%- do predicates.append('DBT_INTERNAL_SOURCE.' ~ key ~ ' <=> DBT_INTERNAL_DEST.' ~ key) -%}
+  {%- endfor -%}
+
+  merge into {{ target }} as DBT_INTERNAL_DEST
+  using (
+    select {{ source_columns | join(', ') }}, 'insert' as dbt_sqlext_action from {{ source }}
+    union all
+    select {{ source_columns | join(', ') }}, 'delete' as dbt_sqlext_action from (
+      select *, row_number() over (partition by {{ keys | join(', ') }} order by {{ keys | join(', ') }}) as dbt_sqlext_row
+      from {{ source }}
+    ) where dbt_sqlext_row = 1
+  ) as DBT_INTERNAL_SOURCE
+  on {{ predicates | join('\n    and ') }}
+  when matched then delete
+  when not matched and DBT_INTERNAL_SOURCE.dbt_sqlext_action = 'insert' then insert ({{ shared | join(', ') }})
+    values ({% for column in shared -%}DBT_INTERNAL_SOURCE.{{ column }}{%- if not loop.last %}, {% endif -%}{%- endfor %})
+{% endmacro %}
+
+
+{#-- insert overwrite: every target column from the new rows (dynamic partition overwrite when
+     the model is partitioned; the materialization sets the mode) --#}
+{% macro sqlext__get_incremental_insert_overwrite_sql(arg_dict) %}
+  {%- set target = arg_dict['target_relation'] -%}
+  {%- set columns = adapter.get_columns_in_relation(target) | map(attribute='quoted') | list -%}
+  insert overwrite table {{ target }}
+  {{ partition_cols(label="partition") }}
+  select {{ columns | join(', ') }} from {{ arg_dict['temp_relation'] }}
+{% endmacro %}
+
+
+{#-- replace_where (Delta's INSERT ... REPLACE WHERE): the rows incremental_predicates match are
+     replaced by the new rows; not a dbt-core strategy, so declared here as dbt-core declares its own --#}
+{% macro get_incremental_replace_where_sql(arg_dict) %}
+  {{ return(adapter.dispatch('get_incremental_replace_where_sql', 'dbt')(arg_dict)) }}
+{% endmacro %}
+
+
+{% macro sqlext__get_incremental_replace_where_sql(arg_dict) %}
+  {%- if not arg_dict['incremental_predicates'] -%}
+    {{ exceptions.raise_compiler_error("incremental_strategy 'replace_where' needs incremental_predicates: the rows they match are replaced by the new rows (model " ~ arg_dict['target_relation'] ~ ")") }}
+  {%- endif -%}
+  {{ return(sqlext_replace_where_sql(arg_dict['temp_relation'], arg_dict['target_relation'], arg_dict['dest_columns'], arg_dict['incremental_predicates'])) }}
+{% endmacro %}
+
+
+{#-- microbatch: replace_where on the batch's event_time window --#}
+{% macro sqlext__get_incremental_microbatch_sql(arg_dict) %}
+  {{ return(sqlext_replace_where_sql(arg_dict['temp_relation'], arg_dict['target_relation'], arg_dict['dest_columns'], sqlext_microbatch_predicates())) }}
+{% endmacro %}
+
+
+{#-- the target's columns (Column objects, in the target's order) that the source also has --#}
 {% macro sqlext_shared_columns(source, target) %}
   {%- set source_names = adapter.get_columns_in_relation(source) | map(attribute='name') | map('lower') | list -%}
   {%- set shared = [] -%}
   {%- for column in adapter.get_columns_in_relation(target) -%}
     {%- if column.name | lower in source_names -%}
-      {%- do shared.append(adapter.quote(column.name)) -%}
+      {%- do shared.append(column) -%}
     {%- endif -%}
   {%- endfor -%}
   {{ return(shared) }}
@@ -46,23 +110,15 @@
 {% endmacro %}
 
 
-{% macro sqlext_insert_into_sql(source, target) %}
-  {%- set columns = sqlext_shared_columns(source, target) -%}
+{% macro sqlext_insert_into_sql(source, target, dest_columns) %}
+  {%- set columns = dest_columns | map(attribute='quoted') | list -%}
   insert into {{ target }} ({{ columns | join(', ') }})
   select {{ columns | join(', ') }} from {{ source }}
 {% endmacro %}
 
 
-{% macro sqlext_insert_overwrite_sql(source, target) %}
-  {%- set columns = adapter.get_columns_in_relation(target) | map(attribute='quoted') | list -%}
-  insert overwrite table {{ target }}
-  {{ partition_cols(label="partition") }}
-  select {{ columns | join(', ') }} from {{ source }}
-{% endmacro %}
-
-
-{% macro sqlext_replace_where_sql(source, target, predicates) %}
-  {%- set columns = sqlext_shared_columns(source, target) -%}
+{% macro sqlext_replace_where_sql(source, target, dest_columns, predicates) %}
+  {%- set columns = dest_columns | map(attribute='quoted') | list -%}
   insert into {{ target }} replace where {{ predicates | join(' and ') }}
   select {{ columns | join(', ') }} from {{ source }}
 {% endmacro %}
@@ -105,29 +161,13 @@
   {%- if not keys -%}
     {%- do predicates.append('FALSE') -%}
   {%- endif -%}
-  {%- set shared = sqlext_shared_columns(source, target) -%}
-  {%- set merge_update_columns = config.get('merge_update_columns') -%}
-  {%- set merge_exclude_columns = config.get('merge_exclude_columns') -%}
-  {%- if merge_update_columns and merge_exclude_columns -%}
-    {{ exceptions.raise_compiler_error('Model cannot specify merge_update_columns and merge_exclude_columns. Please update model to use only one config') }}
-  {%- elif merge_update_columns -%}
-    {%- set update_columns = [] -%}
-    {%- for column in merge_update_columns -%}
-      {%- do update_columns.append(adapter.quote(column)) -%}
-    {%- endfor -%}
-  {%- elif merge_exclude_columns -%}
-    {%- set excluded = merge_exclude_columns | map('lower') | list -%}
-    {%- set update_columns = [] -%}
-    {%- for column in shared -%}
-      {%- if column | replace('`', '') | lower not in excluded -%}
-        {%- do update_columns.append(column) -%}
-      {%- endif -%}
-    {%- endfor -%}
-  {%- else -%}
-    {%- set update_columns = shared -%}
-  {%- endif -%}
-
-  {{ sql_header if sql_header is not none }}
+  {%- set dest_columns = dest_columns if dest_columns is not none else sqlext_shared_columns(source, target) -%}
+  {%- set shared = dest_columns | map(attribute='quoted') | list -%}
+  {%- set update_columns = [] -%}
+  {%- for column in get_merge_update_columns(config.get('merge_update_columns'), config.get('merge_exclude_columns'), dest_columns) -%}
+    {#-- dbt-core hands merge_update_columns back as written: quote them as the other columns are --#}
+    {%- do update_columns.append(column if column.startswith('`') else adapter.quote(column)) -%}
+  {%- endfor -%}
 
   merge into {{ target }} as DBT_INTERNAL_DEST
   using {{ source }} as DBT_INTERNAL_SOURCE
@@ -139,36 +179,5 @@
     {% endfor -%}
   {%- endif %}
   when not matched then insert ({{ shared | join(', ') }})
-    values ({% for column in shared -%}DBT_INTERNAL_SOURCE.{{ column }}{%- if not loop.last %}, {% endif -%}{%- endfor %})
-{% endmacro %}
-
-
-{#-- delete+insert as ONE MERGE: the source is every new row (to insert) plus one row per key
-     (to delete the target rows with that key), so the delete and the insert are one commit. --#}
-{% macro sqlext_delete_insert_sql(source, target, unique_key, incremental_predicates) %}
-  {%- set keys = sqlext_key_list(unique_key) -%}
-  {%- if not keys -%}
-    {{ return(sqlext_insert_into_sql(source, target)) }}
-  {%- endif -%}
-  {%- set shared = sqlext_shared_columns(source, target) -%}
-  {%- set source_columns = adapter.get_columns_in_relation(source) | map(attribute='quoted') | list -%}
-  {%- set predicates = adapter.sqlext_qualify_predicates(incremental_predicates or [], 'DBT_INTERNAL_DEST') -%}
-  {%- do predicates.insert(0, "DBT_INTERNAL_SOURCE.dbt_sqlext_action = 'delete'") -%}
-  {%- for key in keys -%}
-    {%- do predicates.append('DBT_INTERNAL_SOURCE.' ~ key ~ ' <=> DBT_INTERNAL_DEST.' ~ key) -%}
-  {%- endfor -%}
-
-  merge into {{ target }} as DBT_INTERNAL_DEST
-  using (
-    select {{ source_columns | join(', ') }}, 'insert' as dbt_sqlext_action from {{ source }}
-    union all
-    select {{ source_columns | join(', ') }}, 'delete' as dbt_sqlext_action from (
-      select *, row_number() over (partition by {{ keys | join(', ') }} order by {{ keys | join(', ') }}) as dbt_sqlext_row
-      from {{ source }}
-    ) where dbt_sqlext_row = 1
-  ) as DBT_INTERNAL_SOURCE
-  on {{ predicates | join('\n    and ') }}
-  when matched then delete
-  when not matched and DBT_INTERNAL_SOURCE.dbt_sqlext_action = 'insert' then insert ({{ shared | join(', ') }})
     values ({% for column in shared -%}DBT_INTERNAL_SOURCE.{{ column }}{%- if not loop.last %}, {% endif -%}{%- endfor %})
 {% endmacro %}
