@@ -9,9 +9,10 @@ The SQL front, the engine, ``DeltaTable`` and the dbt adapter all resolve and li
 """
 
 from sqlext.catalog.registry import (CATALOG_DIR, DEFAULT_SCHEMA, Catalog, TableRef,
-                                     has_delta_log, looks_like_path, split_name)
+                                     has_delta_log, looks_like_path, spark_name,
+                                     split_name)
 from sqlext.catalog.views import TEMPORARY_VIEWS, VIEWS_DIR, TemporaryViews, ViewDef, ViewStore
 
 __all__ = ["CATALOG_DIR", "DEFAULT_SCHEMA", "Catalog", "TableRef", "has_delta_log",
-           "looks_like_path", "split_name", "TEMPORARY_VIEWS", "VIEWS_DIR", "TemporaryViews",
-           "ViewDef", "ViewStore"]
+           "looks_like_path", "spark_name", "split_name", "TEMPORARY_VIEWS", "VIEWS_DIR",
+           "TemporaryViews", "ViewDef", "ViewStore"]

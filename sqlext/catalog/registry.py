@@ -226,6 +226,11 @@ class Catalog:
         return sorted(e.name[:-5] for e in entries if e.name.endswith(".json") and not e.is_dir)
 
 
+def spark_name(*parts: str) -> str:
+    """A multi-part name for Spark's catalog API (``spark.catalog.tableExists``), backquoted."""
+    return ".".join("`" + part.replace("`", "``") + "`" for part in parts)
+
+
 def has_delta_log(location: str) -> bool:
     """Whether a location holds a Delta table."""
     if is_local(location):

@@ -23,17 +23,16 @@ from sqlext.engine.scan import _pv
 from sqlext.engine.schemas import plan_write, spark_schema
 from sqlext.engine.session import prepare
 from sqlext.engine.spark_jobs import spark_job_errors
+from sqlext.engine.table_metadata import new_table_metadata, stage_metadata
 from sqlext.errors import (AnalysisException, InvariantViolationError, ProtocolChangedException,
                            SchemaMismatchError, SqlextError, TableAlreadyExistsError)
 from sqlext.log.actions import Metadata, SetTransaction
-from sqlext.log.protocol import protocol_for_new_table, upgrade_for_configuration
 from sqlext.log.pruning import Pruner, only_partition_columns, parse_predicate
 from sqlext.log.table import DeltaLog
 from sqlext.log.transaction import now_ms
 
 _MODES = {"append": "Append", "overwrite": "Overwrite", "error": "ErrorIfExists",
           "errorifexists": "ErrorIfExists", "default": "ErrorIfExists", "ignore": "Ignore"}
-DEFAULT_NEW_TABLE_CONFIGURATION = {"delta.enableChangeDataFeed": "true"}
 
 
 def spark_condition(text: str, table: str):
@@ -130,13 +129,7 @@ def _write_once(spark, df, ref: TableRef, mode, partition_by, replace_where, mer
 
     metadata = _metadata(snapshot, plan, pcols, configuration, replace_schema, ref, description)
     if metadata is not None:
-        txn.update_metadata(metadata)
-    if snapshot is None:
-        txn.update_protocol(protocol_for_new_table(metadata.configuration))
-    elif metadata is not None:
-        upgraded = upgrade_for_configuration(snapshot.protocol, metadata.configuration)
-        if upgraded is not None:
-            txn.update_protocol(upgraded)
+        stage_metadata(txn, metadata)
     effective = metadata or snapshot.metadata
     cdf = str(effective.configuration.get("delta.enableChangeDataFeed", "false")).lower() == "true"
 
@@ -219,9 +212,7 @@ def _metadata(snapshot, plan, pcols, configuration, replace_schema, ref,
               description=None) -> Metadata | None:
     schema_string = plan.table_schema.json()
     if snapshot is None:
-        conf = {**DEFAULT_NEW_TABLE_CONFIGURATION, **{k: str(v) for k, v in (configuration or {}).items()}}
-        return Metadata.new(schema_string, pcols, conf, now_ms(), name=ref.name,
-                            description=description)
+        return new_table_metadata(schema_string, pcols, configuration, ref.name, description)
     old = snapshot.metadata
     conf = {**old.configuration, **{k: str(v) for k, v in (configuration or {}).items()}}
     new_schema = schema_string if (plan.schema_changed or replace_schema) else old.schema_string

@@ -3,27 +3,20 @@ USE, for sqlext tables and the warehouse's schemas.
 
 ``DROP TABLE`` of a managed table deletes its directory; of an external table, only the name.
 Schema changes and property changes are one metadata commit each (``ADD COLUMNS``, ``SET
-TBLPROPERTIES``), so they take part in conflict detection like any other commit.
+TBLPROPERTIES``), so they take part in conflict detection like any other commit. This module
+translates the statements; :mod:`sqlext.engine.ddl` changes the tables.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import json
-
 from pyspark.sql import SparkSession
-from pyspark.sql import types as T
 from sqlglot import exp
 
 from sqlext.catalog import CATALOG_DIR, DEFAULT_SCHEMA, TableRef, has_delta_log
-from sqlext.engine.column_comments import set_column_comment
-from sqlext.engine.commit import commit
-from sqlext.engine.schemas import spark_schema
-from sqlext.engine.storage_bridge import move_file, remove_tree
-from sqlext.errors import (AnalysisException, TableAlreadyExistsError, TableNotFoundError,
+from sqlext.engine import ddl
+from sqlext.engine.storage_bridge import remove_tree
+from sqlext.errors import (AnalysisException, TableNotFoundError,
                            UnsupportedOperationError)
-from sqlext.log.protocol import upgrade_for_configuration
-from sqlext.log.table import DeltaLog
 from sqlext.sql import plan as P
 from sqlext.sql.nodes import delta_path, property_map
 from sqlext.sql.resolve import Kind, Resolver, label
@@ -52,7 +45,7 @@ def plan_drop_table(resolver: Resolver, stmt: exp.Drop) -> P.Plan | None:
     schema, name = names
     ref = resolver.catalog.lookup(schema, name)
     if ref is None:
-        managed = TableRef(resolver.catalog.managed_location(schema, name), schema, name, True)
+        managed = resolver.catalog.ref_for_name(schema, name)
         if has_delta_log(managed.location):
             ref = managed
         elif resolver.views.persistent(schema, name) is not None:
@@ -61,14 +54,7 @@ def plan_drop_table(resolver: Resolver, stmt: exp.Drop) -> P.Plan | None:
         else:
             return None
     spark = resolver.spark
-    return P.Plan(lambda: drop_table(spark, resolver, ref))
-
-
-def drop_table(spark: SparkSession, resolver: Resolver, ref: TableRef) -> None:
-    """Forget a named table; delete its data when it is managed."""
-    if ref.managed:
-        remove_tree(spark, ref.location)
-    resolver.catalog.unregister(ref.schema, ref.name)
+    return P.Plan(lambda: ddl.drop_table(spark, ref))
 
 
 # --- ALTER TABLE ------------------------------------------------------------------------------
@@ -93,78 +79,46 @@ def plan_alter(resolver: Resolver, stmt: exp.Alter) -> P.Plan | None:
     spark = resolver.spark
     if isinstance(action, (exp.Schema, exp.ColumnDef)):
         columns = action.expressions if isinstance(action, exp.Schema) else [action]
-        return P.Plan(lambda: _add_columns(spark, ref, columns))
+        return _plan(lambda: ddl.add_columns(spark, ref,
+                                             struct_from_columns(spark, columns, ref.display)))
     if isinstance(action, exp.AlterSet) and action.expressions \
             and isinstance(action.expressions[0], exp.Properties):
         props = property_map(action.expressions[0])
-        return P.Plan(lambda: _set_properties(spark, ref, props))
+        return _plan(lambda: ddl.set_properties(spark, ref, props))
     if isinstance(action, exp.AlterRename):
-        return P.Plan(lambda: _rename(resolver, table, ref, action.this))
+        return _plan(lambda: _rename(resolver, table, ref, action.this))
     if isinstance(action, exp.AlterColumn) and action.args.get("comment") is not None:
-        return P.Plan(lambda: _set_comment(spark, ref, action))
+        return _plan(lambda: _set_comment(spark, ref, action))
     raise UnsupportedOperationError(f"ALTER TABLE {text}: {action.sql(dialect='spark')} is not "
                                     f"supported; supported: {ALTER_SUPPORTED}")
 
 
-def _add_columns(spark: SparkSession, ref: TableRef, columns: list[exp.Expression]) -> None:
-    log = DeltaLog(ref.location, name=ref.display)
-    snapshot = log.snapshot()
-    current = spark_schema(snapshot.metadata.schema_string)
-    added = struct_from_columns(spark, columns, ref.display)
-    existing = {f.name.lower() for f in current.fields}
-    clash = [f.name for f in added.fields if f.name.lower() in existing]
-    if clash:
-        raise AnalysisException(f"ALTER TABLE {ref.display} ADD COLUMNS: column(s) {clash} "
-                                "already exist")
-    required = [f.name for f in added.fields if not f.nullable]
-    if required:
-        raise AnalysisException(f"ALTER TABLE {ref.display} ADD COLUMNS: new column(s) "
-                                f"{required} cannot be NOT NULL (existing rows have no value)")
-    schema = T.StructType(current.fields + added.fields)
-    txn = log.start_transaction(snapshot)
-    txn.update_metadata(dataclasses.replace(snapshot.metadata, schema_string=schema.json()))
-    params = {"columns": json.dumps([{"column": f.jsonValue()} for f in added.fields])}
-    commit(spark, txn, [], "ADD COLUMNS", params, {})
+def _plan(change) -> P.Plan:
+    """A plan running a table change (the statement returns no rows)."""
+    def run():
+        change()
+        return None
+    return P.Plan(run)
 
 
-def _set_comment(spark: SparkSession, ref: TableRef, action: exp.AlterColumn) -> None:
+def _set_comment(spark: SparkSession, ref: TableRef, action: exp.AlterColumn) -> int:
     """``CHANGE [COLUMN] c [c type] COMMENT '...'`` / ``ALTER COLUMN c COMMENT '...'``: only the
     comment may change (a type or name that differs is refused, the table left as it was)."""
     column = action.this.name
     new_name, dtype = action.args.get("rename_to"), action.args.get("dtype")
-    statement = f"ALTER TABLE {ref.display} CHANGE COLUMN {column}"
     if new_name is not None and new_name.name.lower() != column.lower():
-        raise UnsupportedOperationError(f"{statement}: renaming a column ({column} to "
-                                        f"{new_name.name}) is not supported; only its COMMENT "
-                                        "can change")
+        raise UnsupportedOperationError(f"ALTER TABLE {ref.display} CHANGE COLUMN {column}: "
+                                        f"renaming a column ({column} to {new_name.name}) is not "
+                                        "supported; only its COMMENT can change")
+    expected = None
     if dtype is not None:
-        wanted = struct_from_columns(spark, [exp.ColumnDef(this=exp.to_identifier(column),
-                                                           kind=dtype.copy())], ref.display)
-        current = {f.name.lower(): f for f in spark_schema(
-            DeltaLog(ref.location, name=ref.display).snapshot().metadata.schema_string).fields}
-        field = current.get(column.lower())
-        if field is not None and field.dataType != wanted.fields[0].dataType:
-            raise UnsupportedOperationError(
-                f"{statement}: changing the type ({field.dataType.simpleString()} to "
-                f"{wanted.fields[0].dataType.simpleString()}) is not supported; only its "
-                "COMMENT can change (rewrite the table with CREATE OR REPLACE TABLE ... AS "
-                "SELECT to change a type)")
-    set_column_comment(spark, ref, column, action.args["comment"].name)
+        expected = struct_from_columns(spark, [exp.ColumnDef(this=exp.to_identifier(column),
+                                                             kind=dtype.copy())],
+                                       ref.display).fields[0].dataType
+    return ddl.set_column_comment(spark, ref, column, action.args["comment"].name, expected)
 
 
-def _set_properties(spark: SparkSession, ref: TableRef, props: dict[str, str]) -> None:
-    log = DeltaLog(ref.location, name=ref.display)
-    snapshot = log.snapshot()
-    conf = {**snapshot.configuration, **props}
-    txn = log.start_transaction(snapshot)
-    txn.update_metadata(dataclasses.replace(snapshot.metadata, configuration=conf))
-    upgraded = upgrade_for_configuration(snapshot.protocol, conf)
-    if upgraded is not None:
-        txn.update_protocol(upgraded)
-    commit(spark, txn, [], "SET TBLPROPERTIES", {"properties": json.dumps(props)}, {})
-
-
-def _rename(resolver: Resolver, table: exp.Table, ref: TableRef, new: exp.Table) -> None:
+def _rename(resolver: Resolver, table: exp.Table, ref: TableRef, new: exp.Table) -> TableRef:
     text = label(table)
     if not ref.name:
         raise UnsupportedOperationError(f"ALTER TABLE {text} RENAME TO: a path table has no name "
@@ -173,23 +127,10 @@ def _rename(resolver: Resolver, table: exp.Table, ref: TableRef, new: exp.Table)
     if names is None:
         raise AnalysisException(f"ALTER TABLE {text} RENAME TO {label(new)}: not a valid name")
     schema = names[0] if new.args.get("db") else ref.schema
-    name = names[1]
     if schema != ref.schema:
         raise UnsupportedOperationError(f"ALTER TABLE {text} RENAME TO {label(new)}: a table "
                                         f"cannot move from schema {ref.schema} to {schema}")
-    catalog = resolver.catalog
-    managed_target = catalog.managed_location(schema, name)
-    if catalog.lookup(schema, name) or resolver.views.persistent(schema, name) \
-            or has_delta_log(managed_target):
-        raise TableAlreadyExistsError(f"ALTER TABLE {text} RENAME TO {label(new)}: "
-                                      f"{schema}.{name} already exists")
-    if ref.managed:
-        move_file(resolver.spark, ref.location, managed_target)
-        renamed = TableRef(managed_target, schema, name, managed=True)
-    else:
-        renamed = TableRef(ref.location, schema, name, managed=False)
-    catalog.register(renamed)
-    catalog.unregister(ref.schema, ref.name)
+    return ddl.rename_table(resolver.spark, ref, names[1])
 
 
 # --- schemas ----------------------------------------------------------------------------------
@@ -254,7 +195,7 @@ def plan_drop_schema(resolver: Resolver, stmt: exp.Drop) -> P.Plan | None:
         for table in owned:
             ref = catalog.lookup(name, table)
             if ref is not None:
-                drop_table(spark, resolver, ref)
+                ddl.drop_table(spark, ref)
         for view in views:
             resolver.views.drop(resolver.views.persistent(name, view))
         remove_tree(spark, catalog.store.join(catalog.warehouse, CATALOG_DIR, name))

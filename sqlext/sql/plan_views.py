@@ -14,8 +14,8 @@ from sqlext.errors import AnalysisException, TableAlreadyExistsError, Unsupporte
 from sqlext.sql import plan as P
 from sqlext.sql import splice
 from sqlext.sql.plan_read import ReadRewriter, _is_cte, plan_reads
-from sqlext.sql.resolve import Kind, Resolver, label, spark_name
-from sqlext.catalog import ViewDef, has_delta_log
+from sqlext.sql.resolve import Kind, Resolver, label
+from sqlext.catalog import ViewDef, has_delta_log, spark_name
 
 
 def _existing(resolver: Resolver, table: exp.Table, temporary: bool | None) -> ViewDef | None:

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from pyspark.sql import SparkSession
 from sqlglot import exp
 
-from sqlext.catalog import Catalog, TableRef, ViewDef, ViewStore, has_delta_log, split_name
+from sqlext.catalog import (Catalog, TableRef, ViewDef, ViewStore, has_delta_log, spark_name,
+                            split_name)
 from sqlext.errors import AnalysisException
 from sqlext.log.storage import normalize_location
 from sqlext.sql.nodes import delta_path
@@ -50,11 +51,6 @@ SPARK = Target(Kind.SPARK)
 def label(table: exp.Table) -> str:
     """How the user wrote a reference (its name parts), for messages."""
     return ".".join(part.sql(dialect="spark") for part in table.parts)
-
-
-def spark_name(*parts: str) -> str:
-    """A multi-part name for Spark's catalog API (``spark.catalog.tableExists``), backquoted."""
-    return ".".join("`" + part.replace("`", "``") + "`" for part in parts)
 
 
 class Resolver:
