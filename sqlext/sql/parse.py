@@ -133,6 +133,10 @@ for _name, _method in list(vars(Sqlext.Parser).items()) + [
 def _parse_one(
     dialect: Sqlext, chunk: list[Token], text: str, sql: str, end: int
 ) -> exp.Expression:
+    if _is_owned(chunk):
+        empty = _empty_list_item(chunk)
+        if empty is not None:
+            raise _empty_item_error(text, sql, *empty)
     parser = _SpanParser(error_level=ErrorLevel.IMMEDIATE, dialect=dialect)
     try:
         stmt = parser.parse(chunk, text)[0]
@@ -162,6 +166,41 @@ def _is_owned(chunk: list[Token]) -> bool:
             i += 2
         return tuple(words[i + 1 : i + 3]) in _ALTER_TABLE_ACTIONS
     return False
+
+
+# what may not follow a ``,`` (an empty list item: ``a,, b``, ``(a, b,)``), and what may not
+# precede one (``(, a)``); sqlglot's parser skips empty items, Spark's grammar has none
+_NOT_AFTER_COMMA = {TokenType.COMMA, TokenType.R_PAREN, TokenType.R_BRACKET}
+_NOT_BEFORE_COMMA = {TokenType.L_PAREN, TokenType.L_BRACKET}
+# in an UPDATE or MERGE, clause words that end a SET or INSERT list (``SET a = 1, WHERE ...``)
+_CLAUSE_WORDS = {"UPDATE": {"WHERE"}, "MERGE": {"WHEN", "THEN", "VALUES"}}
+
+
+def _empty_list_item(chunk: list[Token]) -> tuple[Token, bool] | None:
+    """Where a comma-separated list has an empty item: the token after it, and whether that
+    is the statement's end (a trailing ``,``: the token is the ``,`` itself); None if none."""
+    words = _CLAUSE_WORDS.get(chunk[0].text.upper(), set())
+    for previous, token in zip(chunk, [*chunk[1:], None]):
+        if previous.token_type == TokenType.COMMA:
+            if token is None:
+                return previous, True
+            if token.token_type in _NOT_AFTER_COMMA or (
+                    token.token_type not in (TokenType.STRING, TokenType.IDENTIFIER)
+                    and token.text.upper() in words):
+                return token, False
+        elif previous.token_type in _NOT_BEFORE_COMMA and token is not None \
+                and token.token_type == TokenType.COMMA:
+            return token, False
+    return None
+
+
+def _empty_item_error(text: str, sql: str, token: Token, at_end: bool) -> ParseError:
+    """Spark's PARSE_SYNTAX_ERROR for an empty list item, at ``token`` or the statement's end."""
+    near = "end of input" if at_end else text[token.start: token.end + 1]
+    line, column = _line_col(text, token.end + 1 if at_end else token.start)
+    what = "end of input" if at_end else f"'{near}'"   # Spark's wording
+    return _error(text, f"[PARSE_SYNTAX_ERROR] Syntax error at or near {what} (an empty item "
+                        f"in a comma-separated list)", line, column, near, sql)
 
 
 def _passthrough(first: Token, rest: str, text: str, last: Token) -> exp.Command:

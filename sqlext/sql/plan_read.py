@@ -201,9 +201,15 @@ class ReadRewriter:
                 alias = splice.original(table.this) or table.this.sql(dialect="spark")
             elif alias is not None:
                 table.set("alias", exp.TableAlias(this=exp.to_identifier(alias)))
-        text = binding.name if alias is None else f"{binding.name} AS {alias}"
-        if start is not None:
-            splice.splice(table, start, end, text)
+        sample = table.args.get("sample")
+        after = splice.region(sample) if sample is not None and alias is not None else None
+        if start is not None and after is not None and after[0] >= end:
+            # Spark's grammar puts the alias after TABLESAMPLE (...): `v TABLESAMPLE (..) AS t`
+            splice.splice(table, start, end, binding.name)
+            splice.splice(table, after[1], after[1], f" AS {alias}")
+        elif start is not None:
+            splice.splice(table, start, end,
+                          binding.name if alias is None else f"{binding.name} AS {alias}")
         for arg in ("db", "catalog", "version", "changes"):
             table.set(arg, None)
         table.set("this", exp.to_identifier(binding.name))
