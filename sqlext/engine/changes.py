@@ -26,7 +26,7 @@ from sqlext.engine.read import timestamp_ms
 from sqlext.engine.scan import FileRead, read_files
 from sqlext.engine.schemas import spark_schema
 from sqlext.engine.session import prepare
-from sqlext.engine.write import _check_condition, spark_condition
+from sqlext.engine.conditions import check_condition, spark_condition
 from sqlext.errors import ChangeDataFeedError
 from sqlext.log.actions import AddFile
 from sqlext.log.pruning import Pruner, parse_predicate, referenced_columns
@@ -84,7 +84,7 @@ def changes_of(spark: SparkSession, ref: TableRef, startingVersion=None, endingV
         raise ChangeDataFeedError(f"table {ref.display}: deduplicationMode must be one of none, "
                                   f"dropCarryovers, netChanges, not {deduplicationMode!r}")
     listing = log.listing()
-    log._require_table(listing)
+    log.require_table(listing)
     times = log.commit_timestamps(listing)
     request = RangeRequest(
         startingVersion, endingVersion,
@@ -121,7 +121,7 @@ def changes_of(spark: SparkSession, ref: TableRef, startingVersion=None, endingV
     check_files_present(log, plan)
     df = _raw(spark, log, plan, schema)
     if condition is not None:
-        _check_condition(df, condition, filter, ref.display)
+        check_condition(df, condition, filter, ref.display)
         if early:
             df = df.filter(condition)
     if keyed:   # on the recorded changes: a job that reads the key columns only

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pyspark.errors import PySparkException
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
+from pyspark.sql.utils import AnalysisException as SparkAnalysisException
 from sqlglot import exp
 
 from sqlext.errors import (AnalysisException, ParseError, SqlextError,
@@ -123,3 +124,24 @@ def _sqlglot(text: str | None, sql: str) -> exp.Expression | None:
         except Exception:  # noqa: BLE001 - unparsable means "cannot prune"
             continue
     return None
+
+
+# --- filters of reads, change reads and replaceWhere ------------------------------------------
+
+
+def spark_condition(text: str, table: str) -> Column:
+    """A Spark Column for a SQL condition, with Spark's parse errors as sqlext errors."""
+    try:
+        return F.expr(text)
+    except Exception as exc:  # noqa: BLE001 - pyspark raises ParseException subclasses
+        raise AnalysisException(f"table {table}: cannot parse condition {text!r}: {exc}") from exc
+
+
+def check_condition(df: DataFrame, condition: Column, text: str, table: str) -> None:
+    """Refuse ``condition`` (the Column of ``text``) when Spark cannot analyse it against
+    ``df``'s columns, before any data is read or written."""
+    try:
+        df.select(condition.alias("c")).schema  # noqa: B018 - forces analysis
+    except SparkAnalysisException as exc:
+        raise AnalysisException(f"table {table}: condition {text!r} is invalid: "
+                                f"{str(exc).splitlines()[0]}") from exc

@@ -40,7 +40,7 @@ from sqlext.engine.merge_clauses import MATCHED, NOT_MATCHED, NOT_MATCHED_BY_SOU
 from sqlext.engine.merge_plan import (CLAUSE, COPY, DELETE, INSERT, KIND, OPERATION,
                                       TARGET_PRESENT, UPDATE, MergePlan, source_alias)
 from sqlext.engine.merge_prune import analyse_on, summarize_source
-from sqlext.engine.optimize import conf_bytes
+from sqlext.engine.session import conf_bytes
 from sqlext.engine.plain_parquet import local_parquet_files
 from sqlext.engine.post_commit import result_row
 from sqlext.engine.rewrite import discard, total_records
@@ -94,7 +94,7 @@ def _width(dt: T.DataType) -> int:
     return 8
 
 
-def _materialized(source: DataFrame) -> DataFrame:
+def materialized_source(source: DataFrame) -> DataFrame:
     """The source, computed once when reading it again would cost more than keeping it, or could
     give other rows (as delta-spark materializes MERGE sources): a MERGE reads its source two or
     three times (key summary, touched files, rewrite). A plain scan of local parquet files or rows
@@ -161,7 +161,7 @@ class _Merge:
         removes_data = any(c.kind != NOT_MATCHED for c in clauses)
         self.txn, self.snapshot = begin(log, txn, OPERATION, removes_data=removes_data)
         with spark_job_errors(log, self.snapshot, OPERATION):
-            source = _materialized(source)
+            source = materialized_source(source)
         try:
             self.plan = MergePlan(spark, log.name, self.snapshot, source, condition, clauses,
                                   alias, schema_evolution)

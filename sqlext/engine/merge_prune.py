@@ -31,7 +31,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from sqlglot import exp
 
-from sqlext.engine.optimize import conf_bytes
+from sqlext.engine.session import conf_bytes
 from sqlext.engine.plain_parquet import local_parquet_files, read_columns
 from sqlext.log.actions import AddFile
 from sqlext.log.pruning import FileView, conjuncts
@@ -169,7 +169,9 @@ def _literal(value, kind: str) -> exp.Expression:
 
 
 @dataclass
-class _Grid:
+class KeyGrid:
+    """Equal-width buckets over the candidate files' range of one numeric key."""
+
     low: int
     high: int
     width: int
@@ -190,7 +192,7 @@ class KeyStats:
     pair: KeyPair
     low: object = None
     high: object = None
-    grid: _Grid | None = None
+    grid: KeyGrid | None = None
     intervals: list[tuple[int, int]] | None = None
 
 
@@ -262,7 +264,9 @@ class SourceSummary:
         return True
 
 
-def _grid(snapshot: Snapshot, files: list[AddFile], pair: KeyPair) -> _Grid | None:
+def key_grid(snapshot: Snapshot, files: list[AddFile], pair: KeyPair) -> KeyGrid | None:
+    """Buckets over the files' range of ``pair``'s target key (None: a string key, or no
+    usable statistics)."""
     if pair.kind == "string":
         return None
     types = {f.name.lower(): f.type for f in snapshot.schema}
@@ -279,10 +283,10 @@ def _grid(snapshot: Snapshot, files: list[AddFile], pair: KeyPair) -> _Grid | No
         high = rng[1] if high is None else max(high, rng[1])
     if low is None or high - low >= 2 ** 52:
         return None     # beyond 2**52 Spark's double division no longer floors exactly
-    return _Grid(low, high, max(1, math.ceil((high - low + 1) / BUCKETS)))
+    return KeyGrid(low, high, max(1, math.ceil((high - low + 1) / BUCKETS)))
 
 
-def _small(df: DataFrame) -> bool:
+def broadcastable(df: DataFrame) -> bool:
     """Whether Spark estimates ``df`` small enough to broadcast
     (``spark.sql.autoBroadcastJoinThreshold``), i.e. to send to the driver."""
     limit = conf_bytes(df.sparkSession, "spark.sql.autoBroadcastJoinThreshold")
@@ -313,11 +317,11 @@ def summarize_source(source: DataFrame, snapshot: Snapshot, candidates: list[Add
                 typed.append((k, e))
     stats = [KeyStats(k) for k, _ in typed]
     nums = [_spark_number(e, k.kind).alias(f"k{i}") for i, (k, e) in enumerate(typed)]
-    grids = ((i, _grid(snapshot, candidates, k)) for i, (k, _) in enumerate(typed))
+    grids = ((i, key_grid(snapshot, candidates, k)) for i, (k, _) in enumerate(typed))
     grid_key, grid = next(((i, g) for i, g in grids if g is not None), (None, None))
     if grid_key is not None:
         stats[grid_key].grid = grid
-    if nums and _small(source):
+    if nums and broadcastable(source):
         keys = _plain_parquet_keys(source, [k for k, _ in typed])
         if keys is None:
             keys = source.select(*nums).toArrow()

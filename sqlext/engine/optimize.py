@@ -31,7 +31,6 @@ import math
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from pyspark.errors import PySparkException
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
@@ -42,8 +41,9 @@ from sqlext.engine.dml import begin, spark_job_errors, table_frame
 from sqlext.engine.files import WrittenFile, write_files
 from sqlext.engine.partitions import files_matching_partition_predicate
 from sqlext.engine.rewrite import total_records
-from sqlext.engine.scan import _pv, scan
+from sqlext.engine.scan import partition_value, scan
 from sqlext.engine.schemas import spark_schema
+from sqlext.engine.session import parse_size
 from sqlext.errors import AnalysisException, SqlextError
 from sqlext.log.actions import AddFile
 from sqlext.log.pruning import Pruner
@@ -98,29 +98,6 @@ class OptimizeResult:
 # --- settings -----------------------------------------------------------------------------------
 
 
-def parse_size(value) -> int:
-    """Bytes in a size setting: a number of bytes or ``128mb``, ``1g``, ``512 KiB``..."""
-    text = str(value).strip().lower().replace(" ", "")
-    units = {"": 1, "b": 1, "k": 1024, "kb": 1024, "kib": 1024, "m": 1024 ** 2, "mb": 1024 ** 2,
-             "mib": 1024 ** 2, "g": 1024 ** 3, "gb": 1024 ** 3, "gib": 1024 ** 3,
-             "t": 1024 ** 4, "tb": 1024 ** 4, "tib": 1024 ** 4}
-    number = text.rstrip("abcdefghijklmnopqrstuvwxyz")
-    unit = text[len(number):]
-    if not number or unit not in units:
-        raise SqlextError(f"not a size: {value!r} (expected bytes, or e.g. '128mb', '1g')")
-    return int(float(number) * units[unit])
-
-
-def conf_bytes(spark: SparkSession, key: str, default: int | None = None) -> int | None:
-    """A size setting of the session in bytes; ``default`` when it is not a size, or unset
-    (without ``default``, an unset Spark setting has Spark's default)."""
-    try:
-        return parse_size(spark.conf.get(key) if default is None
-                          else spark.conf.get(key, str(default)))
-    except (SqlextError, PySparkException):
-        return default
-
-
 def file_sizes(spark: SparkSession, snapshot: Snapshot) -> tuple[int, int]:
     """(minimum size of a file left alone, target size of a compacted file) in bytes."""
     target = snapshot.metadata.configuration.get("delta.targetFileSize")
@@ -137,7 +114,7 @@ def file_sizes(spark: SparkSession, snapshot: Snapshot) -> tuple[int, int]:
 
 
 def _partition_key(f: AddFile, pcols: list[str]) -> tuple:
-    return tuple(_pv(f, c) for c in pcols)
+    return tuple(partition_value(f, c) for c in pcols)
 
 
 def plan_bins(files: list[AddFile], pcols: list[str], min_size: int, max_size: int,

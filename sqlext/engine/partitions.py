@@ -8,7 +8,7 @@ from pyspark.sql import Column, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from sqlext.engine.scan import _pv, _typed
+from sqlext.engine.scan import partition_value, typed_partition_value
 from sqlext.engine.schemas import spark_schema
 from sqlext.log.actions import AddFile
 from sqlext.log.snapshot import Snapshot
@@ -26,15 +26,15 @@ def files_matching_partition_predicate(spark: SparkSession, snapshot: Snapshot,
         return []
     schema = spark_schema(snapshot.metadata.schema_string)
     types = {f.name.lower(): f.dataType for f in schema.fields}
-    keys = {tuple(_pv(f, c) for c in pcols) for f in files}
+    keys = {tuple(partition_value(f, c) for c in pcols) for f in files}
     key_list = sorted(keys, key=lambda k: tuple((v is None, v or "") for v in k))
     fields = [T.StructField("__sqlext_key", T.IntegerType(), False)] + [
         T.StructField(c, types[c.lower()]) for c in pcols]
-    rows = [(i, *[_typed(v, types[c.lower()]) for c, v in zip(pcols, key)])
+    rows = [(i, *[typed_partition_value(v, types[c.lower()]) for c, v in zip(pcols, key)])
             for i, key in enumerate(key_list)]
     df = spark.createDataFrame(rows, T.StructType(fields))
     if alias:
         df = df.alias(alias)
     hits = {r[0] for r in df.filter(condition.eqNullSafe(F.lit(True))).select("__sqlext_key").collect()}
     matching = {key_list[i] for i in hits}
-    return [f for f in files if tuple(_pv(f, c) for c in pcols) in matching]
+    return [f for f in files if tuple(partition_value(f, c) for c in pcols) in matching]

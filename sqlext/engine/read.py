@@ -9,7 +9,7 @@ from pyspark.sql import DataFrame, SparkSession
 from sqlext.catalog import Catalog, TableRef
 from sqlext.engine.scan import scan
 from sqlext.engine.session import prepare
-from sqlext.engine.write import _check_condition, spark_condition
+from sqlext.engine.conditions import check_condition, spark_condition
 from sqlext.errors import AnalysisException, SqlextError
 from sqlext.log.pruning import Pruner, parse_predicate
 from sqlext.log.schema import parse_timestamp_text
@@ -82,7 +82,7 @@ def read(spark: SparkSession, table: str, versionAsOf: int | None = None,
     df = scan(spark, log, snapshot, files)
     if filter is not None:
         condition = spark_condition(filter, ref.display)
-        _check_condition(df, condition, filter, ref.display)
+        check_condition(df, condition, filter, ref.display)
         df = df.filter(condition)
     return df
 

@@ -31,7 +31,8 @@ FILE_COLUMN = "__sqlext_file"
 _NAME = "__sqlext_name"
 
 
-def _typed(value, dt: T.DataType):
+def typed_partition_value(value, dt: T.DataType):
+    """A partition value (the log's string) as the Python value Spark takes for type ``dt``."""
     v = parse_partition_value(value, dt.typeName() if not isinstance(dt, T.DecimalType) else "decimal")
     if isinstance(dt, T.TimestampType) and isinstance(v, _dt.datetime):
         return v.replace(tzinfo=_dt.timezone.utc)
@@ -115,7 +116,8 @@ def read_files(spark: SparkSession, log: DeltaLog, schema: T.StructType,
                                    *extra_fields])
     result = None
     for layer in _unique_name_layers(list(listings)):
-        rows = [(os.path.basename(path), *[_typed(_pv(f, c), ptypes[c.lower()])
+        rows = [(os.path.basename(path), *[typed_partition_value(partition_value(f, c),
+                                                                  ptypes[c.lower()])
                                            for c in partition_columns], *f.extras)
                 for path in layer for f in listings[path]]
         mapping = local_frame(spark, rows, mapping_schema)
@@ -169,7 +171,7 @@ def _unique_name_layers(paths: list[str]) -> list[list[str]]:
     return layers
 
 
-def _pv(f: AddFile, column: str):
+def partition_value(f: AddFile, column: str):
     """A file's partition value for a column (matching the column name case-insensitively)."""
     if column in f.partition_values:
         return f.partition_values[column]

@@ -1,13 +1,16 @@
-"""The SparkSession sqlext runs on: sensible local defaults, or the active session."""
+"""The SparkSession sqlext runs on: sensible local defaults, or the active session; and the
+session's size settings read as bytes."""
 
 from __future__ import annotations
 
 import os
 import sys
 
+from pyspark.errors import PySparkException
 from pyspark.sql import SparkSession
 
 from sqlext.engine import storage_bridge
+from sqlext.errors import SqlextError
 
 # Settings sqlext relies on for files other engines can read; applied unless the caller sets them.
 FORMAT_DEFAULTS = {
@@ -72,3 +75,26 @@ def prepare(spark: SparkSession) -> None:
     hconf = spark.sparkContext._jsc.hadoopConfiguration()
     hconf.set("mapreduce.fileoutputcommitter.marksuccessfuljobs", "false")
     hconf.set("parquet.enable.summary-metadata", "false")
+
+
+def parse_size(value) -> int:
+    """Bytes in a size setting: a number of bytes or ``128mb``, ``1g``, ``512 KiB``..."""
+    text = str(value).strip().lower().replace(" ", "")
+    units = {"": 1, "b": 1, "k": 1024, "kb": 1024, "kib": 1024, "m": 1024 ** 2, "mb": 1024 ** 2,
+             "mib": 1024 ** 2, "g": 1024 ** 3, "gb": 1024 ** 3, "gib": 1024 ** 3,
+             "t": 1024 ** 4, "tb": 1024 ** 4, "tib": 1024 ** 4}
+    number = text.rstrip("abcdefghijklmnopqrstuvwxyz")
+    unit = text[len(number):]
+    if not number or unit not in units:
+        raise SqlextError(f"not a size: {value!r} (expected bytes, or e.g. '128mb', '1g')")
+    return int(float(number) * units[unit])
+
+
+def conf_bytes(spark: SparkSession, key: str, default: int | None = None) -> int | None:
+    """A size setting of the session in bytes; ``default`` when it is not a size, or unset
+    (without ``default``, an unset Spark setting has Spark's default)."""
+    try:
+        return parse_size(spark.conf.get(key) if default is None
+                          else spark.conf.get(key, str(default)))
+    except (SqlextError, PySparkException):
+        return default

@@ -10,16 +10,16 @@ import time
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.utils import AnalysisException as SparkAnalysisException
 
 from sqlext.catalog import Catalog, TableRef
 from sqlext.engine.commit import commit
+from sqlext.engine.conditions import check_condition, spark_condition
 from sqlext.engine.convert import require_empty_location
 from sqlext.engine.files import write_files
 from sqlext.engine.partitions import files_matching_partition_predicate
 from sqlext.engine.post_commit import after_commit
 from sqlext.engine.rewrite import delete_matching_rows, write_changes
-from sqlext.engine.scan import _pv
+from sqlext.engine.scan import partition_value
 from sqlext.engine.schemas import plan_write, spark_schema
 from sqlext.engine.session import prepare
 from sqlext.engine.spark_jobs import spark_job_errors
@@ -33,22 +33,6 @@ from sqlext.log.transaction import now_ms
 
 _MODES = {"append": "Append", "overwrite": "Overwrite", "error": "ErrorIfExists",
           "errorifexists": "ErrorIfExists", "default": "ErrorIfExists", "ignore": "Ignore"}
-
-
-def spark_condition(text: str, table: str):
-    """A Spark Column for a SQL condition, with Spark's analysis errors as sqlext errors."""
-    try:
-        return F.expr(text)
-    except Exception as exc:  # noqa: BLE001 - pyspark raises ParseException subclasses
-        raise AnalysisException(f"table {table}: cannot parse condition {text!r}: {exc}") from exc
-
-
-def _check_condition(df: DataFrame, condition, text: str, table: str) -> None:
-    try:
-        df.select(condition.alias("c")).schema  # noqa: B018 - forces analysis
-    except SparkAnalysisException as exc:
-        raise AnalysisException(f"table {table}: condition {text!r} is invalid: "
-                                f"{str(exc).splitlines()[0]}") from exc
 
 
 def write(spark: SparkSession, df: DataFrame, table: str, mode: str = "append",
@@ -139,7 +123,7 @@ def _write_once(spark, df, ref: TableRef, mode, partition_by, replace_where, mer
         condition = None
         if replace_where is not None:
             condition = spark_condition(replace_where, ref.display)
-            _check_condition(data, condition, replace_where, ref.display)
+            check_condition(data, condition, replace_where, ref.display)
             violations = data.filter(~condition.eqNullSafe(F.lit(True))).limit(1).collect()
             if violations:
                 raise InvariantViolationError(
@@ -155,9 +139,10 @@ def _write_once(spark, df, ref: TableRef, mode, partition_by, replace_where, mer
                     spark, log, snapshot, txn, condition, replace_where, cdf, data)
             elif pcols and _dynamic(spark, partition_overwrite_mode) and not replace_schema:
                 # "" is null in the log too (delta-rs writes it); names match case-insensitively
-                written_parts = {tuple(_pv(w, c) or None for c in pcols) for w in written}
+                written_parts = {tuple(partition_value(w, c) or None for c in pcols)
+                                 for w in written}
                 removed = [f for f in snapshot.files
-                           if tuple(_pv(f, c) or None for c in pcols) in written_parts]
+                           if tuple(partition_value(f, c) or None for c in pcols) in written_parts]
                 txn.read_whole_table()
             else:
                 removed = snapshot.files

@@ -108,7 +108,8 @@ class DeltaLog:
 
     # --- snapshots --------------------------------------------------------------------------
 
-    def _require_table(self, listing: LogListing) -> None:
+    def require_table(self, listing: LogListing) -> None:
+        """Raise :class:`~sqlext.errors.TableNotFoundError` when ``listing`` has no commits."""
         if listing.latest_version is None:
             raise TableNotFoundError(
                 f"{self.name} is not a Delta table: no _delta_log with commits at {self.location}; "
@@ -118,7 +119,7 @@ class DeltaLog:
                  check_protocol: bool = True) -> Snapshot:
         """The table at ``version`` (the latest when None)."""
         listing = listing or self.listing()
-        self._require_table(listing)
+        self.require_table(listing)
         try:
             snap = self._load(listing, version)
         except (VersionNotFoundException, CorruptLogError):
@@ -128,7 +129,7 @@ class DeltaLog:
             fresh = self.listing()
             if _same_files(fresh, listing):
                 raise
-            self._require_table(fresh)
+            self.require_table(fresh)
             snap = self._load(fresh, version)
         if check_protocol:
             check_readable(self.name, snap.version, snap.protocol, snap.metadata)
@@ -247,7 +248,7 @@ class DeltaLog:
         or after the latest one.
         """
         listing = listing or self.listing()
-        self._require_table(listing)
+        self.require_table(listing)
         times = self.commit_timestamps(listing)
         if not times:
             raise TimestampOutOfRangeError(f"table {self.name}: no commit files to resolve a timestamp")
@@ -273,7 +274,7 @@ class DeltaLog:
     def history(self, limit: int | None = None) -> list[CommitRecord]:
         """Commits newest first, with their timestamps and ``commitInfo``."""
         listing = self.listing()
-        self._require_table(listing)
+        self.require_table(listing)
         times = self.commit_timestamps(listing)
         out = []
         for v in sorted(listing.commits, reverse=True):

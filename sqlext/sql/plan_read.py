@@ -101,7 +101,7 @@ class ReadRewriter:
     def touches_sqlext(self, root: exp.Expression, skip: frozenset[int] = frozenset()) -> bool:
         """Whether any read in ``root`` (outside ``skip``, ids of target tables) is sqlext's."""
         for table in root.find_all(exp.Table):
-            if id(table) in skip or _is_cte(table):
+            if id(table) in skip or is_cte(table):
                 continue
             if table.args.get("changes") or _is_table_changes(table):
                 return True
@@ -114,7 +114,7 @@ class ReadRewriter:
         """Replace the sqlext reads of ``root`` in place (``skip``: ids of tables to leave)."""
         rewritten: set[tuple[str, str]] = set()
         for table in list(root.find_all(exp.Table)):
-            if id(table) in skip or _is_cte(table):
+            if id(table) in skip or is_cte(table):
                 continue
             qualifier = self._rewrite_table(table, depth)
             if qualifier:
@@ -300,7 +300,7 @@ def drop_db_qualifier(column: exp.Column) -> None:
     column.set("catalog", None)
 
 
-def _is_cte(table: exp.Table) -> bool:
+def is_cte(table: exp.Table) -> bool:
     """Whether a one-part name refers to a CTE in scope."""
     if table.args.get("db") or not isinstance(table.this, exp.Identifier):
         return False

@@ -13,7 +13,7 @@ from sqlglot import exp
 from sqlext.errors import AnalysisException, TableAlreadyExistsError, UnsupportedOperationError
 from sqlext.sql import plan as P
 from sqlext.sql import splice
-from sqlext.sql.plan_read import ReadRewriter, _is_cte, plan_reads
+from sqlext.sql.plan_read import ReadRewriter, is_cte, plan_reads
 from sqlext.sql.resolve import Kind, Resolver, label
 from sqlext.catalog import ViewDef, has_delta_log, spark_name
 
@@ -140,7 +140,7 @@ def _spark_view_exists(spark, table: exp.Table, temporary: bool) -> bool:
 def _qualify(resolver: Resolver, query: exp.Expression, schema: str, text: str) -> None:
     """Qualify the persistent view's one-part table names with the current schema."""
     for table in query.find_all(exp.Table):
-        if table.args.get("db") or not isinstance(table.this, exp.Identifier) or _is_cte(table):
+        if table.args.get("db") or not isinstance(table.this, exp.Identifier) or is_cte(table):
             continue
         if resolver.views.temporary(table.name) is not None:
             raise AnalysisException(f"CREATE VIEW {text}: a persistent view cannot refer to the "

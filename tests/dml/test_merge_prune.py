@@ -9,8 +9,8 @@ import json
 
 from sqlglot import exp
 
-from sqlext.engine.merge_prune import (BUCKETS, KeyPair, KeyStats, SourceSummary, _grid,
-                                       analyse_on)
+from sqlext.engine.merge_prune import (BUCKETS, KeyPair, KeyStats, SourceSummary, analyse_on,
+                                       key_grid)
 from sqlext.log.actions import AddFile, Metadata, Protocol
 from sqlext.log.pruning import Pruner, parse_predicate
 from sqlext.log.schema import Field, schema_string
@@ -53,7 +53,7 @@ def test_source_keys_prune_files_by_range_and_grid():
              add("d", "2", 300, 399, nulls=10), add("e", None, 400, 499), add("f", "1", 5, 5)]
     snap = snapshot(files)
     pair = KeyPair("id", exp.column("id", "s"), "int")
-    grid = _grid(snap, files, pair)
+    grid = key_grid(snap, files, pair)
     assert (grid.low, grid.high) == (0, 499) and BUCKETS * grid.width >= 500
     # source keys 150 and 151 (one bucket), 1000 (above every file): one file can match
     summary = SourceSummary(3, [KeyStats(pair, 150, 1000, grid, [(150, 151), (1000, 1000)])])

@@ -14,9 +14,9 @@ import sqlext
 from sqlext import DeltaTable
 from sqlext.engine.dml import table_frame
 from sqlext.engine.merge_clauses import MATCHED, NOT_MATCHED, NOT_MATCHED_BY_SOURCE, Clause
-from sqlext.engine.merge import _materialized
+from sqlext.engine.merge import materialized_source
 from sqlext.engine.merge_plan import SOURCE_PRESENT, TARGET_PRESENT, MergePlan, source_alias
-from sqlext.engine.merge_prune import KeyPair, SourceSummary, _small, summarize_source
+from sqlext.engine.merge_prune import KeyPair, SourceSummary, broadcastable, summarize_source
 from sqlext.engine.schemas import spark_schema
 from sqlext.log.snapshot import Snapshot
 from sqlext.log.table import DeltaLog
@@ -88,11 +88,11 @@ def test_a_small_source_is_summarised_on_the_driver_with_the_same_result(spark, 
         keys = [KeyPair(t, exp.column(c, "s")) for t, c in pairs]
         return summarize_source(src, snapshot, snapshot.files, keys, types)
 
-    assert _small(src)
+    assert broadcastable(src)
     small = summary()
     spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
     try:
-        assert not _small(src)
+        assert not broadcastable(src)
         large = summary()
     finally:
         spark.conf.unset("spark.sql.autoBroadcastJoinThreshold")
@@ -185,14 +185,14 @@ def test_a_computed_source_is_materialized_once_and_plain_ones_are_not(spark, ta
     pq.write_table(rows_table([(12, 1, "x", -1), (40, 2, "new", 7)]), source_file)
     plain = spark.read.parquet(str(source_file)).alias("s")
     local = spark.createDataFrame(rows_table([(1, 1, "a", 1)]).to_pandas()).alias("s")
-    assert _materialized(plain) is plain
-    assert _materialized(local) is local
+    assert materialized_source(plain) is plain
+    assert materialized_source(local) is local
 
     # a view with an aggregate and a scalar subquery over the target: computed by one job
     computed = (plain.groupBy("id", "p", "s").agg(F.sum("v").alias("v"))
                 .where(F.col("id") > DeltaTable.forPath(spark, str(table_path)).toDF()
                        .agg(F.min("id")).first()[0]).alias("s"))
-    kept, jobs = jobs_run(spark, lambda: _materialized(computed))
+    kept, jobs = jobs_run(spark, lambda: materialized_source(computed))
     assert jobs >= 1
     assert kept._jdf.queryExecution().optimizedPlan().nodeName() == "LogicalRDD"
     assert source_alias(kept) == "s"
@@ -215,7 +215,7 @@ def test_a_non_deterministic_source_gives_the_same_rows_to_every_pass(spark, tab
         (F.rand() * 1e9).cast("long").alias("v")).alias("s")
     assert not src._jdf.queryExecution().analyzed().deterministic()
     # every pass (key summary, join) reads the same pinned rows
-    assert _materialized(src)._jdf.queryExecution().optimizedPlan().nodeName() == "LogicalRDD"
+    assert materialized_source(src)._jdf.queryExecution().optimizedPlan().nodeName() == "LogicalRDD"
     result = (DeltaTable.forPath(spark, str(table_path)).alias("t").merge(src, "t.id = s.id")
               .whenMatchedUpdateAll().whenNotMatchedInsertAll().execute().collect()[0])
     assert (result.num_updated_rows, result.num_inserted_rows) == (5, 5)

@@ -10,7 +10,8 @@ import pytest
 
 import sqlext
 from sqlext import DeltaTable
-from sqlext.engine.optimize import parse_size, plan_bins
+from sqlext.engine.optimize import plan_bins
+from sqlext.engine.session import parse_size
 from sqlext.errors import AnalysisException, ConcurrentDeleteReadException
 from sqlext.log.actions import AddFile
 from sqlext.log.pruning import Pruner, parse_predicate

@@ -5,6 +5,7 @@ one warehouse: what one run creates, the next (a new SparkSession) finds.
 
 from __future__ import annotations
 
+import importlib.metadata
 import os
 import subprocess
 import sys
@@ -100,6 +101,8 @@ def test_interactive_session(e_run, warehouse, tmp_path):
     child = pexpect.spawn(str(SCRIPT), _args(warehouse), env=_env(tmp_path), encoding="utf-8",
                           timeout=TIMEOUT, dimensions=(40, 200))
     try:
+        # the banner names the version pyproject.toml gives (read from the package metadata)
+        child.expect_exact(f"sqlext-sql {importlib.metadata.version('sqlext')}: end statements")
         child.expect_exact("sqlext-sql> ")
         child.sendline("SELECT id, name")                 # a statement over two lines
         child.expect_exact("          > ")
