@@ -127,11 +127,12 @@ def plan_insert(resolver: Resolver, stmt: exp.Insert) -> P.Plan | None:
         query.set("with_", stmt.args["with_"].copy())
     source = plan_query(resolver, query)
     where = stmt.args.get("where")
+    replaced = [splice.render(where)] if where is not None else []   # errors point into it
     return InsertPlan(
         ref, text, source, columns, static, dynamic, by_name=bool(stmt.args.get("by_name")),
         overwrite=bool(stmt.args.get("overwrite")),
-        replace_where=splice.render(where).text if where is not None else None,
-        sql=source.sql(), labels=source.labels, texts=[source.rendered])
+        replace_where=replaced[0].text if replaced else None,
+        sql=source.sql(), labels=source.labels, texts=[source.rendered, *replaced])
 
 
 @dataclass

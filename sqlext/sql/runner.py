@@ -53,9 +53,10 @@ def execute(resolver: Resolver, stmt: exp.Expression) -> DataFrame | None:
         try:
             return plan.run(resolver.spark)
         except spark_errors.spark_exceptions() as exc:
-            raise spark_errors.translate(exc, plan.labels, plan.texts) from exc
+            raise spark_errors.translate(exc, plan.labels, plan.texts,
+                                         splice.statement(stmt)) from exc
         except SqlextError as exc:   # engine messages may quote the rendered SQL
-            spark_errors.relabel(exc, plan.labels)
+            spark_errors.relabel(exc, plan.labels, plan.texts, splice.statement(stmt))
             raise
     finally:
         resolver.invalidate()

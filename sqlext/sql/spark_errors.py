@@ -12,6 +12,8 @@ _PLAN_START = re.compile(r"\n(?:'|\+- |== |:- |\[?[A-Z]\w* \[)")
 _PARSE_POSITION = re.compile(r"\(line (\d+), pos (\d+)\)")
 _POSITION = re.compile(r"(\(line |\bline )(\d+)(,? pos )(\d+)")
 _SQL_BLOCK = "\n== SQL =="
+_ERROR_CLASS = re.compile(r"\[[A-Z][A-Z_]+(?:\.[A-Z_]+)?\]")
+_UNRESOLVED = re.compile(r"\[UNRESOLVED_[A-Z_.]+\][^`]*?name ((?:`(?:[^`]|``)*`\.?)+)")
 
 
 def spark_exceptions() -> tuple[type[BaseException], ...]:
@@ -23,14 +25,16 @@ def spark_exceptions() -> tuple[type[BaseException], ...]:
 
 
 def translate(error: BaseException, labels: dict[str, str] | None = None,
-              texts: list | None = None) -> SqlextError:
+              texts: list | None = None, statement=None) -> SqlextError:
     """``error`` (raised by Spark) as a :class:`~sqlext.errors.SqlextError` subclass.
 
     Spark's parse errors become :class:`ParseError` (with ``line`` and ``column``), its analysis
     errors (unknown table or column, type errors) :class:`AnalysisException`, the rest
     :class:`SqlextError`. ``labels`` maps bound view names to what the user wrote; ``texts``
     (:class:`~sqlext.sql.splice.Rendered`) are the SQL texts handed to Spark, so that the
-    position Spark reports, and the SQL it quotes, become those of the user's script.
+    position Spark reports, and the SQL it quotes, become those of the user's script; when
+    Spark's error cannot be tied to one of them, ``statement`` (the statement's Rendered text)
+    is placed as :func:`locate` does.
     """
     from pyspark.errors import AnalysisException as SparkAnalysisException
     from pyspark.errors import ParseException
@@ -39,6 +43,8 @@ def translate(error: BaseException, labels: dict[str, str] | None = None,
     rendered = _source_of(message, texts or [])
     if rendered is not None:
         message = _in_user_text(message, rendered)
+    elif statement is not None:
+        message = locate(message, texts or [], statement)
     for name, text in (labels or {}).items():
         message = message.replace(name, text)
     if isinstance(error, ParseException):
@@ -48,13 +54,64 @@ def translate(error: BaseException, labels: dict[str, str] | None = None,
     return SqlextError(message)
 
 
-def relabel(error: SqlextError, labels: dict[str, str]) -> None:
-    """Replace bound view names in a sqlext error's message with what the user wrote."""
-    if labels and error.args and isinstance(error.args[0], str):
+def relabel(error: SqlextError, labels: dict[str, str], texts: list | None = None,
+            statement=None) -> None:
+    """Replace bound view names in a sqlext error's message with what the user wrote, and (with
+    ``texts``, see :func:`locate`) put the positions it gives in the user's script."""
+    if error.args and isinstance(error.args[0], str):
         message = error.args[0]
         for name, text in labels.items():
             message = message.replace(name, text)
+        if texts is not None:
+            message = locate(message, texts, statement)
         error.args = (message, *error.args[1:])
+
+
+def locate(message: str, texts: list, statement=None) -> str:
+    """An error about a statement's expressions (a DML or MERGE condition or value Spark
+    analysed on its own), with its position in the user's script.
+
+    Spark gives positions in the expression's text (``line 1 pos 7``); ``texts`` are the
+    expressions' :class:`~sqlext.sql.splice.Rendered` texts. The expression is the one the
+    message quotes, else the one holding the name Spark could not resolve, else the only one;
+    failing all, the position is the statement's (``statement``: its Rendered text). Messages
+    that are not Spark's analysis of the user's text (no position, no error class, no quote)
+    are returned as they are."""
+    texts = [t for t in texts if t.script is not None and t.text.strip()]
+    quoted = [t for t in texts if repr(t.text) in message or f"'{t.text}'" in message]
+    source = max(quoted, key=lambda t: len(t.text)) if quoted else None
+    if source is not None and _POSITION.search(message):
+        return _in_user_text(message, source)
+    if source is None and not (_POSITION.search(message) or _ERROR_CLASS.search(message)):
+        return message
+    spot = (source, 0) if source is not None else _unresolved(message, texts)
+    if spot is None:
+        spot = (texts[0], 0) if len(texts) == 1 else (statement, 0)
+    rendered, at = spot
+    offset = rendered.script_offset(at) if rendered is not None else None
+    if offset is None:
+        return message
+    script = rendered.script
+    where = (f"line {script.count(chr(10), 0, offset) + 1} "
+             f"pos {offset - (script.rfind(chr(10), 0, offset) + 1)}")
+    if _POSITION.search(message):   # a position in a text we cannot place: the spot's instead
+        return _POSITION.sub(lambda m: where if m.start() == _POSITION.search(message).start()
+                             else "", message)
+    head, dot, tail = message.partition(". ")
+    return f"{head} ({where} of the script){dot}{tail}"
+
+
+def _unresolved(message: str, texts: list):
+    """``(text, offset)`` of the name in ``UNRESOLVED_COLUMN ... `s`.`x``` when exactly one of
+    the texts writes it (case-insensitively, without quotes), else None."""
+    match = _UNRESOLVED.search(message)
+    if match is None:
+        return None
+    name = ".".join(part.replace("``", "`") for part in re.findall(r"`((?:[^`]|``)*)`",
+                                                                    match.group(1))).lower()
+    found = [(t, t.text.lower().replace("`", "").find(name)) for t in texts]
+    found = [(t, i) for t, i in found if i >= 0 and "`" not in t.text]
+    return found[0] if len(found) == 1 else None
 
 
 def _source_of(message: str, texts: list):
