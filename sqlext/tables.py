@@ -13,14 +13,16 @@ import datetime as _dt
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as T
 
-from sqlext.catalog import Catalog, TableRef
+from sqlext.catalog import Catalog, TableRef, split_name
+from sqlext.engine.ddl import TableDefinition, create_table
 from sqlext.engine.merge_clauses import (MATCHED, NOT_MATCHED, NOT_MATCHED_BY_SOURCE, Clause,
                                          checked_assignments, checked_condition)
 from sqlext.engine.read import resolve_snapshot
 from sqlext.engine.scan import scan
 from sqlext.engine.session import prepare
-from sqlext.errors import AnalysisException, TableNotFoundError
+from sqlext.errors import AnalysisException, TableNotFoundError, UnsupportedOperationError
 from sqlext.log.protocol import table_features
+from sqlext.log.storage import normalize_location
 from sqlext.log.table import DeltaLog
 
 _STR_MAP = T.MapType(T.StringType(), T.StringType())
@@ -110,6 +112,27 @@ class DeltaTable:
         location = parquet_location(identifier)
         convert_to_delta(sparkSession, location, partitionSchema)
         return cls.forPath(sparkSession, location)
+
+    @classmethod
+    def create(cls, sparkSession: SparkSession | None = None) -> "DeltaTableBuilder":
+        """A builder of a new table; ``execute()`` fails when the table exists."""
+        return DeltaTableBuilder(sparkSession, "create")
+
+    @classmethod
+    def createIfNotExists(cls, sparkSession: SparkSession | None = None) -> "DeltaTableBuilder":
+        """A builder of a new table; ``execute()`` leaves an existing table as it is."""
+        return DeltaTableBuilder(sparkSession, "createIfNotExists")
+
+    @classmethod
+    def replace(cls, sparkSession: SparkSession | None = None) -> "DeltaTableBuilder":
+        """A builder replacing an existing table (same id, history kept); ``execute()`` fails
+        when there is no table to replace."""
+        return DeltaTableBuilder(sparkSession, "replace")
+
+    @classmethod
+    def createOrReplace(cls, sparkSession: SparkSession | None = None) -> "DeltaTableBuilder":
+        """A builder creating the table, or replacing it when it exists."""
+        return DeltaTableBuilder(sparkSession, "createOrReplace")
 
     @classmethod
     def isDeltaTable(cls, sparkSession: SparkSession, identifier: str) -> bool:
@@ -384,3 +407,96 @@ class DeltaOptimizeBuilder:
             raise AnalysisException(f"table {self._log.name}: executeZOrderBy needs at least one "
                                     "column")
         return result_frame(self._spark, optimize(self._spark, self._log, self._where, list(cols)))
+
+
+class DeltaTableBuilder:
+    """delta-spark's ``DeltaTableBuilder``: name and/or location, columns, partitioning, comment
+    and properties; :meth:`execute` creates (or replaces) the table in one commit through
+    :func:`sqlext.engine.ddl.create_table`. Generated and identity columns and ``clusterBy``
+    are not supported."""
+
+    def __init__(self, spark: SparkSession | None, mode: str):
+        self._spark = spark or SparkSession.getActiveSession()
+        if self._spark is None:
+            raise AnalysisException("DeltaTable.create/replace: no active SparkSession; pass one")
+        self._mode = mode
+        self._name: str | None = None
+        self._location: str | None = None
+        self._comment: str | None = None
+        self._fields: list[T.StructField] = []
+        self._partition_by: list[str] = []
+        self._properties: dict[str, str] = {}
+
+    def tableName(self, identifier: str) -> "DeltaTableBuilder":
+        """The table's name (``[schema.]table``)."""
+        self._name = identifier
+        return self
+
+    def location(self, location: str) -> "DeltaTableBuilder":
+        """Where the table lives (with a name: an external table)."""
+        self._location = location
+        return self
+
+    def comment(self, comment: str) -> "DeltaTableBuilder":
+        """The table's comment (its ``description``)."""
+        self._comment = comment
+        return self
+
+    def addColumn(self, colName: str, dataType, nullable: bool = True,
+                  generatedAlwaysAs: str | None = None,
+                  comment: str | None = None) -> "DeltaTableBuilder":
+        """One column: ``dataType`` a DataType or SQL type text (``"decimal(10,2)"``).
+        Generated columns (``generatedAlwaysAs``) are refused: sqlext does not compute them."""
+        if generatedAlwaysAs is not None:
+            raise UnsupportedOperationError(f"DeltaTable builder, column {colName}: generated "
+                                            "columns (generatedAlwaysAs) are not supported")
+        if isinstance(dataType, str):
+            dataType = T.DataType.fromDDL(dataType)
+        metadata = {"comment": comment} if comment is not None else {}
+        self._fields.append(T.StructField(colName, dataType, nullable, metadata))
+        return self
+
+    def addColumns(self, cols) -> "DeltaTableBuilder":
+        """Columns from a StructType or a list of StructFields."""
+        self._fields.extend(cols.fields if isinstance(cols, T.StructType) else cols)
+        return self
+
+    def partitionedBy(self, *cols) -> "DeltaTableBuilder":
+        """Partition columns (names, or one list of names)."""
+        if len(cols) == 1 and isinstance(cols[0], (list, tuple)):
+            cols = tuple(cols[0])
+        self._partition_by = list(cols)
+        return self
+
+    def property(self, key: str, value: str) -> "DeltaTableBuilder":
+        """A table property (``delta.enableChangeDataFeed`` and the like)."""
+        self._properties[key] = value
+        return self
+
+    def execute(self) -> DeltaTable:
+        """Create or replace the table; returns it."""
+        ref = self._ref()
+        if self._mode == "replace" and not DeltaLog(ref.location, name=ref.display).exists():
+            raise TableNotFoundError(f"table {ref.display} cannot be replaced: it does not exist;"
+                                     " use DeltaTable.createOrReplace")
+        # a named table at a given location is external; a path table is only its location
+        definition = TableDefinition(T.StructType(self._fields), None, self._partition_by,
+                                     dict(self._properties), self._comment,
+                                     external=self._location is not None and bool(self._name))
+        create_table(self._spark, ref, definition,
+                     replace=self._mode in ("replace", "createOrReplace"),
+                     if_not_exists=self._mode == "createIfNotExists")
+        registered = Catalog(self._spark).lookup(ref.schema, ref.name) if ref.name else None
+        return DeltaTable(self._spark, registered or ref)
+
+    def _ref(self) -> TableRef:
+        catalog = Catalog(self._spark)
+        if self._name is None:
+            if self._location is None:
+                raise AnalysisException("DeltaTable.create: give tableName(...) or location(...)")
+            return catalog.resolve(f"delta.`{self._location}`")
+        if self._location is None:
+            return catalog.resolve(self._name)
+        schema, name = split_name(self._name)
+        return TableRef(normalize_location(self._location), schema or catalog.current_schema(),
+                        name, managed=False)

@@ -181,3 +181,11 @@
   when not matched then insert ({{ shared | join(', ') }})
     values ({% for column in shared -%}DBT_INTERNAL_SOURCE.{{ column }}{%- if not loop.last %}, {% endif -%}{%- endfor %})
 {% endmacro %}
+
+
+{#-- dbt-core's columns to update. dbt-spark's override answers none for "every column" (its MERGE
+     writes `update set *`); sqlext's MERGE names the columns the new rows have, so it uses
+     dbt-core's, which lists them. --#}
+{% macro sqlext__get_merge_update_columns(merge_update_columns, merge_exclude_columns, dest_columns) %}
+  {{ return(default__get_merge_update_columns(merge_update_columns, merge_exclude_columns, dest_columns)) }}
+{% endmacro %}

@@ -1,11 +1,13 @@
 """Conditions and SET assignments of DML statements, checked by Spark's analyser before any work.
 
-A condition is a SQL string or a pyspark Column. :func:`resolve_condition` analyses it against
-the table's schema (no data is read) and refuses, with a :class:`~sqlext.errors.SqlextError`
-naming table and version, what DELETE / UPDATE / MERGE cannot run: unknown columns, a
-non-boolean condition, aggregates and window functions, subqueries, non-deterministic
-expressions. It returns the Column, Spark's SQL text of it (what the commit records), the
-columns it refers to, and a sqlglot tree for file pruning and conflict detection.
+A condition is a SQL string, a sqlglot expression or a pyspark Column, normalised once by
+:func:`as_column`: Spark parses the SQL text (a sqlglot tree's own text, see :func:`sql_text`), and
+sqlglot parses a string once for pruning (a tree is used as it is). :func:`resolve_condition`
+analyses it against the table's schema (no data is read) and refuses, with a
+:class:`~sqlext.errors.SqlextError` naming table and version, what DELETE / UPDATE / MERGE cannot
+run: unknown columns, a non-boolean condition, aggregates and window functions, subqueries,
+non-deterministic expressions. It returns the Column, Spark's SQL text of it (what the commit
+records), the columns it refers to, and a sqlglot tree for file pruning and conflict detection.
 
 SET assignments are analysed in :mod:`sqlext.engine.assignments`.
 """
@@ -57,17 +59,37 @@ def _first_line(exc: Exception) -> str:
     return text.splitlines()[0].rstrip(" ;.") if text else type(exc).__name__
 
 
+#: key of a sqlglot node's ``meta`` holding the SQL text it came from (the SQL front sets it to
+#: the user's own text, which Spark then parses instead of sqlglot's rendering)
+SQL_TEXT = "sqlext_sql"
+
+
+def sql_text(tree: exp.Expression) -> str:
+    """The SQL text of a sqlglot expression: the text it was taken from when the SQL front
+    recorded it (``meta[SQL_TEXT]``), else sqlglot's Spark rendering."""
+    return tree.meta.get(SQL_TEXT) or tree.sql(dialect="spark")
+
+
+def with_sql_text(tree: exp.Expression, text: str) -> exp.Expression:
+    """``tree``, recording ``text`` as the SQL it was taken from (see :func:`sql_text`)."""
+    tree.meta[SQL_TEXT] = text
+    return tree
+
+
 def as_column(value, what: str, where: str) -> tuple[Column, str | None]:
-    """A Column for a SQL string or Column argument, and the SQL text when one was given."""
+    """A Column for a SQL string, sqlglot expression or Column argument, and the SQL text when
+    one was given (a Column has none)."""
     if isinstance(value, Column):
         return value, None
+    if isinstance(value, exp.Expression):
+        value = sql_text(value)
     if isinstance(value, str):
         try:
             return F.expr(value), value
         except PySparkException as exc:
             raise ParseError(f"{where}: cannot parse {what} {value!r}: {_first_line(exc)}") from exc
-    raise SqlextError(f"{where}: {what} must be a SQL string or a pyspark Column, not "
-                      f"{type(value).__name__}")
+    raise SqlextError(f"{where}: {what} must be a SQL string, a sqlglot expression or a pyspark "
+                      f"Column, not {type(value).__name__}")
 
 
 def has_subquery(spark_session, expression) -> bool:
@@ -83,8 +105,9 @@ def _references(expression) -> frozenset[str]:
 
 def resolve_condition(frame: DataFrame, condition, table: str, version: int,
                       operation: str) -> Condition:
-    """Analyse ``condition`` (SQL string or Column) against ``frame`` (an empty DataFrame with
-    the table's columns, aliased as the table is) and return it as a :class:`Condition`.
+    """Analyse ``condition`` (SQL string, sqlglot expression or Column) against ``frame`` (an
+    empty DataFrame with the table's columns, aliased as the table is) and return it as a
+    :class:`Condition`.
 
     Raises :class:`ParseError`, :class:`AnalysisException` (unknown column, not boolean,
     aggregate, window function, non-deterministic) or :class:`UnsupportedOperationError`
@@ -110,12 +133,14 @@ def resolve_condition(frame: DataFrame, condition, table: str, version: int,
             f"{where}: the {operation} condition {shown!r} is not deterministic; the rows it "
             "selects must not change between reads. The table is unchanged.")
     sql = expression.sql()
-    return Condition(column, sql, _references(expression), _sqlglot(text, sql))
+    tree = condition.copy() if isinstance(condition, exp.Expression) else None
+    return Condition(column, sql, _references(expression), tree or _sqlglot(text, sql))
 
 
 def _sqlglot(text: str | None, sql: str) -> exp.Expression | None:
     # the user's text keeps column references free of the casts Spark's analyser inserts, which
-    # lets the pruner compare them with statistics; Spark's own rendering is the fallback
+    # lets the pruner compare them with statistics; Spark's own rendering is the fallback (the
+    # only parse of a condition given as a sqlglot tree is Spark's)
     for candidate in (text, sql):
         if candidate is None:
             continue

@@ -128,6 +128,7 @@ def write_files(spark: SparkSession, df: DataFrame, log: DeltaLog, partition_col
     if marker or data_columns + part_columns != df.columns:
         df = df.select(*[quoted_column(c) for c in data_columns], *marker,
                        *[quoted_column(c) for c in part_columns])
+    moved: list[str] = []    # files already in the table's directory, deleted if this fails
     try:
         with _unsorted_if(spark, mixed and not partition_columns):
             (df.write.mode("errorifexists").partitionBy(*write_partitions)
@@ -156,12 +157,18 @@ def write_files(spark: SparkSession, df: DataFrame, log: DeltaLog, partition_col
                                   + [new_name])
             target = log.store.join(log.location, *target_rel.split("/"))
             storage_bridge.move_file(spark, log.store.join(staging, *parts), target)
+            moved.append(target)
             stats = file_stats(storage_bridge.open_for_footer(spark, target), fields,
                                num_indexed_cols) if file_kind == "data" else None
             out.append(WrittenFile(target_rel, _partition_values(dirs, partition_columns, types,
                                                                  session_tz),
                                    size, mtime, stats))
         return out
+    except BaseException:
+        # nothing will commit these files: leave the table's directory as it was
+        for target in moved:
+            storage_bridge.remove_tree(spark, target)
+        raise
     finally:
         storage_bridge.remove_tree(spark, staging)
         # the shared parent too, unless a concurrent write is staging files in it

@@ -20,6 +20,7 @@ from pyspark.sql import types as T
 from sqlglot import exp
 
 from sqlext.catalog import TableRef
+from sqlext.engine.conditions import sql_text, with_sql_text
 from sqlext.engine.delete import delete
 from sqlext.engine.merge import merge
 from sqlext.engine.merge_clauses import MATCHED, NOT_MATCHED, NOT_MATCHED_BY_SOURCE, Clause
@@ -70,6 +71,14 @@ class _Expressions:
             if table.args.get("db") and delta_path(table) is None else None
 
     def sql(self, node: exp.Expression | None) -> str | None:
+        """The SQL text of ``node`` (the user's, the rewritten names replaced)."""
+        tree = self.tree(node)
+        return None if tree is None else sql_text(tree)
+
+    def tree(self, node: exp.Expression | None) -> exp.Expression | None:
+        """``node`` rewritten (sqlext reads bound to views), carrying its SQL text for the engine
+        (:func:`sqlext.engine.conditions.sql_text`): Spark parses the user's text, and the tree
+        serves the engine's pruning without being parsed again."""
         if node is None:
             return None
         node = node.copy()
@@ -81,7 +90,7 @@ class _Expressions:
                     drop_db_qualifier(column)
         rendered = splice.render(node)   # the user's text, only the rewritten names replaced
         self.texts.append(rendered)
-        return rendered.text
+        return with_sql_text(node, rendered.text)
 
     @property
     def labels(self) -> dict[str, str]:
@@ -230,9 +239,9 @@ def _dml_target(resolver: Resolver, stmt: exp.Expression, verb: str, usage: str,
     return ref
 
 
-def _condition(stmt: exp.Expression, exprs: "_Expressions") -> str | None:
+def _condition(stmt: exp.Expression, exprs: "_Expressions") -> exp.Expression | None:
     where = stmt.args.get("where")
-    return exprs.sql(where.this) if where is not None else None
+    return exprs.tree(where.this) if where is not None else None
 
 
 def plan_delete(resolver: Resolver, stmt: exp.Delete) -> P.Plan | None:
@@ -243,7 +252,8 @@ def plan_delete(resolver: Resolver, stmt: exp.Delete) -> P.Plan | None:
     table = stmt.this
     exprs = _Expressions(resolver, table)
     condition = _condition(stmt, exprs)
-    return DeletePlan(ref, condition, _alias(table), exprs.rewriter.bindings, sql=condition,
+    return DeletePlan(ref, condition, _alias(table), exprs.rewriter.bindings,
+                      sql=sql_text(condition) if condition is not None else None,
                       labels=exprs.labels, texts=exprs.texts)
 
 
@@ -253,7 +263,7 @@ class DeletePlan(P.CallPlan):
     of sqlext tables its condition's subqueries make (bound to views while it runs)."""
 
     ref: TableRef
-    condition: str | None
+    condition: exp.Expression | None            # carrying its SQL text (sql_text)
     alias: str | None
     bindings: list = field(default_factory=list)
 
@@ -274,7 +284,8 @@ def plan_update(resolver: Resolver, stmt: exp.Update) -> P.Plan | None:
     alias = _alias(table)
     assignments = _assignments(stmt.expressions, exprs, alias)
     condition = _condition(stmt, exprs)
-    return UpdatePlan(ref, condition, assignments, alias, exprs.rewriter.bindings, sql=condition,
+    return UpdatePlan(ref, condition, assignments, alias, exprs.rewriter.bindings,
+                      sql=sql_text(condition) if condition is not None else None,
                       labels=exprs.labels, texts=exprs.texts)
 
 
@@ -284,7 +295,7 @@ class UpdatePlan(P.CallPlan):
     of sqlext tables its expressions' subqueries make."""
 
     ref: TableRef
-    condition: str | None
+    condition: exp.Expression | None            # carrying its SQL text (sql_text)
     assignments: dict[str, str]
     alias: str | None
     bindings: list = field(default_factory=list)
@@ -369,7 +380,7 @@ def plan_merge(resolver: Resolver, stmt: MergeInto) -> P.Plan | None:
     source = plan_query(resolver, query)
     exprs = _Expressions(resolver, table)
     alias = _alias(table)
-    on = exprs.sql(stmt.args["on"])
+    on = exprs.tree(stmt.args["on"])
     clauses = [_when(w, exprs, alias, label(table)) for w in stmt.args["whens"].expressions]
     return MergeIntoPlan(ref, source, source_alias, alias, on, tuple(clauses),
                          bool(stmt.args.get("schema_evolution")), exprs.rewriter.bindings,
@@ -387,7 +398,7 @@ class MergeIntoPlan(P.CallPlan):
     source: Any                                 # the planned query (plan_read)
     source_alias: str | None
     alias: str | None
-    on: str
+    on: exp.Expression                          # carrying its SQL text (sql_text)
     clauses: tuple[Clause, ...]
     schema_evolution: bool = False
     bindings: list = field(default_factory=list)
@@ -405,7 +416,7 @@ class MergeIntoPlan(P.CallPlan):
 
 def _when(when: exp.When, exprs: _Expressions, alias: str | None, text: str) -> Clause:
     """The engine's :class:`~sqlext.engine.merge_clauses.Clause` of one WHEN clause."""
-    condition = exprs.sql(when.args.get("condition"))
+    condition = exprs.tree(when.args.get("condition"))
     then = when.args["then"]
     by_source = bool(when.args.get("source"))
     if when.args.get("matched"):

@@ -13,7 +13,8 @@ from pyspark.sql import types as T
 import sqlext
 from sqlext.catalog import TEMPORARY_VIEWS, Catalog, TableRef, ViewDef, ViewStore
 from sqlext.engine import ddl
-from sqlext.errors import AnalysisException, TableAlreadyExistsError, UnsupportedOperationError
+from sqlext.errors import (AnalysisException, TableAlreadyExistsError, TableNotFoundError,
+                           UnsupportedOperationError)
 from tests.engine.helpers import actions_of, commit_info, latest_version, table_state
 
 SCHEMA = T.StructType([T.StructField("id", T.LongType()), T.StructField("s", T.StringType())])
@@ -150,3 +151,44 @@ def test_temporary_views_are_per_session_and_cleared(spark):
     assert ViewStore(spark, Catalog(spark)).temporary("DDL_PY_TEMP").query == "SELECT 1 AS one"
     TEMPORARY_VIEWS.clear()
     assert ViewStore(spark, Catalog(spark)).temporary("ddl_py_temp") is None
+
+
+def test_delta_table_builder_creates_replaces_and_refuses(spark, tmp_path):
+    path = tmp_path / "built"
+    table = (sqlext.DeltaTable.create(spark).location(str(path))
+             .addColumn("id", "bigint", nullable=False, comment="key")
+             .addColumns(T.StructType([T.StructField("day", T.StringType())]))
+             .partitionedBy("day").property("owner", "me").comment("built").execute())
+    assert table.toDF().count() == 0
+    dl = deltalake.DeltaTable(str(path))
+    assert [(f.name, f.nullable, f.metadata) for f in dl.schema().fields] == [
+        ("id", False, {"comment": "key"}), ("day", True, {})]
+    assert dl.metadata().partition_columns == ["day"]
+    assert dl.metadata().configuration["owner"] == "me"
+    assert dl.metadata().description == "built"
+    with pytest.raises(TableAlreadyExistsError):
+        sqlext.DeltaTable.create(spark).location(str(path)).addColumn("x", "int").execute()
+    sqlext.DeltaTable.createIfNotExists(spark).location(str(path)).addColumn("x", "int").execute()
+    assert latest_version(path) == 0
+    sqlext.DeltaTable.replace(spark).location(str(path)).addColumn("x", "int").execute()
+    assert [f.name for f in deltalake.DeltaTable(str(path)).schema().fields] == ["x"]
+    assert commit_info(path, 1)["operation"] == "CREATE OR REPLACE TABLE"
+    with pytest.raises(TableNotFoundError, match="does not exist"):
+        sqlext.DeltaTable.replace(spark).location(str(tmp_path / "none")).addColumn(
+            "x", "int").execute()
+    assert not (tmp_path / "none").exists()
+
+
+def test_delta_table_builder_by_name(spark):
+    table = (sqlext.DeltaTable.createOrReplace(spark).tableName("ddl_py_built")
+             .addColumn("id", T.LongType()).execute())
+    sqlext.write(spark.createDataFrame([(5,)], "id long"), "ddl_py_built")
+    assert [r.id for r in sqlext.DeltaTable.forName(spark, "ddl_py_built").toDF().collect()] == [5]
+    assert table.location == Catalog(spark).lookup("default", "ddl_py_built").location
+
+
+def test_delta_table_builder_refuses_generated_columns(spark, tmp_path):
+    builder = sqlext.DeltaTable.create(spark).location(str(tmp_path / "gen"))
+    with pytest.raises(UnsupportedOperationError, match="generated columns"):
+        builder.addColumn("id", "int", True, "1 + 1")
+    assert not (tmp_path / "gen").exists()

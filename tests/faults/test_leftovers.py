@@ -42,3 +42,28 @@ def test_another_writes_staging_files_are_left_alone(spark, table_path):
     sqlext.write(spark.createDataFrame([(6, 0, "new", 6)], SPARK_SCHEMA), str(table_path))
     assert os.listdir(busy) == ["part-00000.parquet"]
     assert os.listdir(table_path / "_sqlext_staging") == [busy.name]
+
+
+def test_a_write_failing_after_moving_files_deletes_them(spark, table_path, monkeypatch):
+    """A write that fails while moving its files into the table (here: reading the second file's
+    footer) leaves the table's directory exactly as it was: nothing will commit those files."""
+    from sqlext.engine import files
+    sqlext.write(spark.createDataFrame(ROWS, SPARK_SCHEMA), str(table_path), partitionBy=["p"])
+    before = sorted(str(p.relative_to(table_path)) for p in table_path.rglob("*"))
+    real, calls = files.file_stats, []
+
+    def failing_stats(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:
+            raise OSError("disk went away")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(files, "file_stats", failing_stats)
+    try:
+        sqlext.write(spark.createDataFrame(ROWS, SPARK_SCHEMA), str(table_path), mode="append")
+    except Exception as exc:   # noqa: BLE001 - the wrapping is tested elsewhere
+        assert "disk went away" in str(exc) or isinstance(exc.__cause__, OSError)
+    else:
+        raise AssertionError("the write should have failed")
+    assert len(calls) == 2
+    assert sorted(str(p.relative_to(table_path)) for p in table_path.rglob("*")) == before
