@@ -8,8 +8,7 @@ each costs delta-spark several seconds, more on a loaded machine). delta-spark
 runs every case in three requests (all statements, then all final rows, then all change feeds),
 once per module; sqlext runs each case in its own test.
 
-Cases marked xfail(strict=True) are differences issue 13 lists and another change is fixing:
-when one is fixed, its case passes and the strict xfail fails, and the mark comes off.
+No case is marked as an expected failure: every difference issue 13 listed is fixed.
 """
 
 from __future__ import annotations
@@ -32,10 +31,6 @@ VOLATILE = ("TimeMs", "Bytes", "numFiles", "numAddedFiles", "numRemovedFiles", "
             "numTargetFilesAdded", "numTargetFilesRemoved", "numAddedChangeFiles",
             "numTargetChangeFilesAdded", "numOutputRows", "numTargetRowsCopied",
             "numDeletionVectors", "numTargetDeletionVectors", "numTargetBytes")
-
-
-def _issue13(reason):
-    return pytest.mark.xfail(strict=True, reason=f"issue 13 lists this difference: {reason}")
 
 
 SRC = "(SELECT * FROM VALUES {rows} AS s(id, v, day, n)) s"
