@@ -39,7 +39,7 @@ from contextlib import contextmanager
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import sqlext  # noqa: E402
-from sqlext.engine import files as _files  # noqa: E402
+from sqlext.engine.io import files as _files  # noqa: E402
 from sqlext.engine import write as _write  # noqa: E402
 
 PHASES: dict[str, float] = defaultdict(float)

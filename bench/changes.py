@@ -49,7 +49,7 @@ from pyspark.sql import functions as F  # noqa: E402
 
 import sqlext  # noqa: E402
 from sqlext import DeltaTable  # noqa: E402
-from sqlext.engine.changes_plan import plan_changes, resolve_range, RangeRequest  # noqa: E402
+from sqlext.log.changes_plan import plan_changes, resolve_range, RangeRequest  # noqa: E402
 from sqlext.log.table import DeltaLog  # noqa: E402
 
 

@@ -27,7 +27,7 @@ import uuid
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from sqlext.engine.vacuum import collect_garbage  # noqa: E402
+from sqlext.engine.maintenance.vacuum import collect_garbage  # noqa: E402
 from sqlext.log.cache import LOG_CACHE  # noqa: E402
 from sqlext.log.actions import AddFile, Metadata  # noqa: E402
 from sqlext.log.protocol import protocol_for_new_table  # noqa: E402

@@ -48,9 +48,9 @@ def changes(spark: SparkSession, table: str, startingVersion=None, endingVersion
     Columns: the table's, ``_change_type``, ``_commit_version``, ``_commit_timestamp``.
     ``deduplicationMode``: ``none``, ``dropCarryovers`` or ``netChanges`` (Spark 4's CHANGES
     clause); ``computeUpdates`` with ``identifierColumns`` pairs deletes and inserts of one key
-    into updates; ``filter`` (SQL) prunes files. See :func:`sqlext.engine.changes.changes`.
+    into updates; ``filter`` (SQL) prunes files. See :func:`sqlext.engine.changes.read.changes`.
     """
-    from sqlext.engine.changes import changes as _changes
+    from sqlext.engine.changes.read import changes as _changes
     return _changes(spark, table, startingVersion, endingVersion, startingTimestamp,
                     endingTimestamp, deduplicationMode, computeUpdates, identifierColumns,
                     filter=filter)

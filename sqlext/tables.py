@@ -3,7 +3,7 @@ sqlext's engine.
 
 :class:`DeltaTable` holds a table reference (and an alias); :class:`DeltaMergeBuilder` and
 :class:`DeltaOptimizeBuilder` collect their options and call the engine with explicit arguments
-(:func:`sqlext.engine.merge.merge`, :func:`sqlext.engine.optimize.optimize`).
+(:func:`sqlext.engine.merge.command.merge`, :func:`sqlext.engine.maintenance.optimize.optimize`).
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ from pyspark.sql import types as T
 
 from sqlext.catalog import Catalog, TableRef, split_name
 from sqlext.engine.ddl import TableDefinition, create_table
-from sqlext.engine.merge_clauses import (MATCHED, NOT_MATCHED, NOT_MATCHED_BY_SOURCE, Clause,
+from sqlext.engine.merge.clauses import (MATCHED, NOT_MATCHED, NOT_MATCHED_BY_SOURCE, Clause,
                                          checked_assignments, checked_condition)
 from sqlext.engine.read import resolve_snapshot
-from sqlext.engine.scan import scan
+from sqlext.engine.io.scan import scan
 from sqlext.engine.session import prepare
 from sqlext.errors import AnalysisException, TableNotFoundError, UnsupportedOperationError
 from sqlext.log.protocol import table_features
@@ -108,7 +108,7 @@ class DeltaTable:
         without rewriting them (statistics from their footers); ``partitionSchema`` (a
         StructType or ``"col type, ..."``) reads partition values from Hive-style ``col=value``
         directories. A directory that is already a Delta table is returned as it is."""
-        from sqlext.engine.convert import convert_to_delta, parquet_location
+        from sqlext.engine.maintenance.convert import convert_to_delta, parquet_location
         location = parquet_location(identifier)
         convert_to_delta(sparkSession, location, partitionSchema)
         return cls.forPath(sparkSession, location)
@@ -201,7 +201,7 @@ class DeltaTable:
                 filter: str | None = None) -> DataFrame:  # noqa: A002 - the option's public name
         """The table's change feed between two versions or timestamps (inclusive); see
         :func:`sqlext.changes`."""
-        from sqlext.engine.changes import changes_of
+        from sqlext.engine.changes.read import changes_of
         return changes_of(self._spark, self._ref, startingVersion, endingVersion,
                           startingTimestamp, endingTimestamp, deduplicationMode, computeUpdates,
                           identifierColumns, filter)
@@ -211,13 +211,13 @@ class DeltaTable:
     def delete(self, condition=None) -> None:
         """Delete the rows where ``condition`` (SQL string or Column) is true; all rows without
         one. Only files holding matching rows are rewritten; metrics go to :meth:`history`."""
-        from sqlext.engine.delete import delete
+        from sqlext.engine.dml.delete import delete
         delete(self._spark, self._log, condition, alias=self._alias)
 
     def update(self, condition=None, set=None) -> None:  # noqa: A002 - delta-spark's name
         """Set columns in the rows where ``condition`` (SQL string or Column; all rows without
         one) is true; ``set`` maps column names to SQL strings or Columns over the old row."""
-        from sqlext.engine.update import update
+        from sqlext.engine.dml.update import update
         update(self._spark, self._log, condition, set, alias=self._alias)
 
     # --- MERGE --------------------------------------------------------------------------------
@@ -237,20 +237,20 @@ class DeltaTable:
         it. Returns a DataFrame ``path`` of the files and directories deleted (``dryRun``: that
         would be deleted). ``mode`` ``"LITE"`` deletes only files removed in the log, without
         listing the directory (SQL's ``VACUUM t LITE``)."""
-        from sqlext.engine.vacuum import result_frame, vacuum
+        from sqlext.engine.maintenance.vacuum import result_frame, vacuum
         return result_frame(self._spark, vacuum(self._spark, self._log, retentionHours, dryRun,
                                                 mode))
 
     def restoreToVersion(self, version: int) -> DataFrame:
         """Restore the table to an earlier version in one commit; returns delta-spark's metrics
         row (``table_size_after_restore``, ``num_restored_files``, ...)."""
-        from sqlext.engine.restore import restore, result_frame
+        from sqlext.engine.maintenance.restore import restore, result_frame
         return result_frame(self._spark, restore(self._spark, self._log, version=version))
 
     def restoreToTimestamp(self, timestamp) -> DataFrame:
         """Restore the table to the version current at ``timestamp`` (text in the session time
         zone, a datetime or a date); returns delta-spark's metrics row."""
-        from sqlext.engine.restore import restore, result_frame
+        from sqlext.engine.maintenance.restore import restore, result_frame
         return result_frame(self._spark, restore(self._spark, self._log, timestamp=timestamp))
 
     def clone(self, target: str, isShallow: bool, replace: bool = False,
@@ -274,7 +274,7 @@ class DeltaTable:
 
     def _clone(self, target: str, is_shallow: bool, replace: bool, properties: dict | None,
                version: int | None = None, timestamp=None) -> "DeltaTable":
-        from sqlext.engine.clone import CloneSource, clone_table, require_shallow
+        from sqlext.engine.maintenance.clone import CloneSource, clone_table, require_shallow
         label = self._ref.qualified_name or f"delta.`{self._ref.location}`"
         require_shallow(is_shallow, label)
         self.require()
@@ -372,7 +372,7 @@ class DeltaMergeBuilder:
     def execute(self) -> DataFrame:
         """Run the MERGE in one commit. Returns one row: ``num_affected_rows``,
         ``num_updated_rows``, ``num_deleted_rows``, ``num_inserted_rows``."""
-        from sqlext.engine.merge import merge
+        from sqlext.engine.merge.command import merge
         result = merge(self._spark, self._log, self._source, self._condition, self._clauses,
                        alias=self._alias, schema_evolution=self._schema_evolution)
         return result.summary(self._spark)
@@ -395,12 +395,12 @@ class DeltaOptimizeBuilder:
 
     def executeCompaction(self) -> DataFrame:
         """Bin-pack small files; returns ``path`` and ``metrics``."""
-        from sqlext.engine.optimize import optimize, result_frame
+        from sqlext.engine.maintenance.optimize import optimize, result_frame
         return result_frame(self._spark, optimize(self._spark, self._log, self._where))
 
     def executeZOrderBy(self, *cols) -> DataFrame:
         """Rewrite the selected partitions clustered by a Z-order curve of ``cols``."""
-        from sqlext.engine.optimize import optimize, result_frame
+        from sqlext.engine.maintenance.optimize import optimize, result_frame
         if len(cols) == 1 and isinstance(cols[0], (list, tuple)):
             cols = tuple(cols[0])
         if not cols:

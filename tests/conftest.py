@@ -4,6 +4,7 @@
   :func:`tests.support.spark.build_session` (the single place that will call
   ``sqlext.session(...)``). The JVM starts on first use only.
 - ``table_path``: a fresh, not yet created directory path for a Delta table.
+- ``fresh_caches``: the kernel's process caches cleared around a test.
 - ``fixture_table``: ``fixture_table("simple_table") -> Path`` copies a shared fixture table
   into the test's tmp_path with commit mtimes restored (see :func:`copy_fixture`).
 
@@ -47,3 +48,14 @@ def fixture_table(tmp_path):
         return copy_fixture(name, tmp_path / "fixtures" / name)
 
     return make
+
+
+@pytest.fixture
+def fresh_caches():
+    """The kernel's per-process caches (:data:`sqlext.log.cache.LOG_CACHE`) cleared before and
+    after the test, as a new process would have them. Modules use it with
+    ``pytestmark = pytest.mark.usefixtures("fresh_caches")``."""
+    from sqlext.log.cache import LOG_CACHE
+    LOG_CACHE.clear()
+    yield
+    LOG_CACHE.clear()

@@ -9,7 +9,7 @@ run: unknown columns, a non-boolean condition, aggregates and window functions, 
 non-deterministic expressions. It returns the Column, Spark's SQL text of it (what the commit
 records), the columns it refers to, and a sqlglot tree for file pruning and conflict detection.
 
-SET assignments are analysed in :mod:`sqlext.engine.assignments`.
+SET assignments are analysed in :mod:`sqlext.engine.dml.assignments`.
 """
 
 from __future__ import annotations

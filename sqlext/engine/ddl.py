@@ -22,10 +22,10 @@ from pyspark.sql import types as T
 
 from sqlext.catalog import Catalog, TableRef, ViewStore, has_delta_log, spark_name
 from sqlext.engine.commit import commit
-from sqlext.engine.convert import require_empty_location
+from sqlext.engine.maintenance.convert import require_empty_location
 from sqlext.engine.post_commit import after_commit
 from sqlext.engine.schemas import same_type, spark_schema
-from sqlext.engine.storage_bridge import move_file, remove_tree
+from sqlext.engine.io.storage_bridge import move_file, remove_tree
 from sqlext.engine.table_metadata import new_table_metadata, stage_metadata
 from sqlext.engine.write import write
 from sqlext.errors import (AnalysisException, ConcurrentModificationException,

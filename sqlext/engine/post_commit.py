@@ -13,7 +13,7 @@ from typing import Callable, TypeVar
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as T
 
-from sqlext.engine.scan import local_frame
+from sqlext.engine.io.scan import local_frame
 
 log = logging.getLogger("sqlext")
 R = TypeVar("R")

@@ -7,7 +7,7 @@ import datetime as _dt
 from pyspark.sql import DataFrame, SparkSession
 
 from sqlext.catalog import Catalog, TableRef
-from sqlext.engine.scan import scan
+from sqlext.engine.io.scan import scan
 from sqlext.engine.session import prepare
 from sqlext.engine.conditions import check_condition, spark_condition
 from sqlext.errors import AnalysisException, SqlextError

@@ -28,11 +28,6 @@ def spark_schema(schema_string: str) -> T.StructType:
     return T.StructType.fromJson(json.loads(schema_string))
 
 
-def schema_string_of(schema: T.StructType) -> str:
-    """The Delta ``schemaString`` of a Spark StructType (nullability of new columns kept)."""
-    return schema.json()
-
-
 def data_schema(schema: T.StructType, partition_columns: list[str]) -> T.StructType:
     """The columns stored in data files: the table's columns without the partition columns."""
     parts = {c.lower() for c in partition_columns}

@@ -9,7 +9,7 @@ import sys
 from pyspark.errors import PySparkException
 from pyspark.sql import SparkSession
 
-from sqlext.engine import storage_bridge
+from sqlext.engine.io import storage_bridge
 from sqlext.errors import SqlextError
 
 # Settings sqlext relies on for files other engines can read; applied unless the caller sets them.

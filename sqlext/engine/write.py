@@ -14,12 +14,12 @@ from pyspark.sql import functions as F
 from sqlext.catalog import Catalog, TableRef
 from sqlext.engine.commit import commit
 from sqlext.engine.conditions import check_condition, spark_condition
-from sqlext.engine.convert import require_empty_location
-from sqlext.engine.files import write_files
-from sqlext.engine.partitions import files_matching_partition_predicate
+from sqlext.engine.maintenance.convert import require_empty_location
+from sqlext.engine.io.files import write_files
+from sqlext.engine.io.partitions import files_matching_partition_predicate
 from sqlext.engine.post_commit import after_commit
-from sqlext.engine.rewrite import delete_matching_rows, write_changes
-from sqlext.engine.scan import partition_value
+from sqlext.engine.dml.rewrite import delete_matching_rows, write_changes
+from sqlext.engine.io.scan import partition_value
 from sqlext.engine.schemas import plan_write, spark_schema
 from sqlext.engine.session import prepare
 from sqlext.engine.spark_jobs import spark_job_errors

@@ -7,11 +7,9 @@ from __future__ import annotations
 import datetime as _dt
 import decimal
 import json
-import re
 from dataclasses import dataclass
 from typing import Any
 
-_DECIMAL = re.compile(r"decimal\((\d+),\s*(-?\d+)\)")
 
 
 @dataclass(frozen=True)
@@ -46,21 +44,6 @@ def schema_string(fields: list[Field]) -> str:
     return json.dumps({"type": "struct", "fields": [
         {"name": f.name, "type": f.type, "nullable": f.nullable, "metadata": f.metadata or {}}
         for f in fields]}, separators=(",", ":"))
-
-
-def field_map(fields: list[Field]) -> dict[str, Field]:
-    """Case-insensitive lookup of top-level fields, as Spark resolves column names."""
-    return {f.name.lower(): f for f in fields}
-
-
-def decimal_scale(type_name: str) -> int | None:
-    m = _DECIMAL.fullmatch(type_name) if isinstance(type_name, str) else None
-    return int(m.group(2)) if m else None
-
-
-def is_numeric(type_name: Any) -> bool:
-    return type_name in ("byte", "short", "integer", "long", "float", "double") or (
-        isinstance(type_name, str) and type_name.startswith("decimal"))
 
 
 # --- partition values -----------------------------------------------------------------------------

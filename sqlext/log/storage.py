@@ -181,7 +181,7 @@ class RemoteStores:
         return self._factory(location)
 
 
-#: the process's remote-store factory (installed by :func:`sqlext.engine.storage_bridge.install`)
+#: the process's remote-store factory (installed by :func:`sqlext.engine.io.storage_bridge.install`)
 REMOTE_STORES = RemoteStores()
 
 

@@ -1,5 +1,5 @@
 """VACUUM: delete the files under a table that no version within the retention refers to. No
-Spark needed (the Spark-side entry point is :mod:`sqlext.engine.vacuum`).
+Spark needed (the Spark-side entry point is :mod:`sqlext.engine.maintenance.vacuum`).
 
 As delta-spark's VacuumCommand: a file is kept when the latest snapshot adds it, when a tombstone
 removed it less than the retention ago (``delta.deletedFileRetentionDuration``, 7 days by

@@ -41,7 +41,7 @@ class ChangeRead:
     identifier_columns: list[str] | None = None
 
     def dataframe(self, spark: SparkSession, ref: TableRef) -> DataFrame:
-        from sqlext.engine.changes import changes_of
+        from sqlext.engine.changes.read import changes_of
 
         def version(e, what):
             return None if e is None else P.integer(spark, e, what)

@@ -107,7 +107,7 @@ def plan_convert(resolver: Resolver, stmt: nodes.ConvertToDelta) -> P.Plan:
     spark = resolver.spark
 
     def run():
-        from sqlext.engine.convert import convert_to_delta
+        from sqlext.engine.maintenance.convert import convert_to_delta
         convert_to_delta(spark, location, schema, collect_stats=stats)
         return None
 

@@ -14,7 +14,7 @@ from sqlglot import exp
 
 from sqlext.catalog import CATALOG_DIR, DEFAULT_SCHEMA, TableRef, has_delta_log
 from sqlext.engine import ddl
-from sqlext.engine.storage_bridge import remove_tree
+from sqlext.engine.io.storage_bridge import remove_tree
 from sqlext.errors import (AnalysisException, TableNotFoundError,
                            UnsupportedOperationError)
 from sqlext.sql import plan as P

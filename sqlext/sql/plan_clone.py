@@ -1,6 +1,6 @@
 """``CREATE [OR REPLACE] TABLE [IF NOT EXISTS] t SHALLOW CLONE source [VERSION AS OF n |
 TIMESTAMP AS OF ts] [TBLPROPERTIES (...)] [LOCATION 'path']``: Delta's shallow clone
-(:mod:`sqlext.engine.clone`). The source is a sqlext table (a name or ``delta.`/path```); the
+(:mod:`sqlext.engine.maintenance.clone`). The source is a sqlext table (a name or ``delta.`/path```); the
 target a name (managed, or at ``LOCATION``) or ``delta.`/path```.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from sqlext.catalog import TableRef
-from sqlext.engine.clone import CloneSource, clone_table, require_shallow
+from sqlext.engine.maintenance.clone import CloneSource, clone_table, require_shallow
 from sqlext.errors import AnalysisException, UnsupportedOperationError
 from sqlext.log.storage import normalize_location
 from sqlext.sql import plan as P

@@ -2,8 +2,8 @@
 
 INSERT goes to :func:`sqlext.engine.write.write` (append, overwrite, static and dynamic partition
 overwrite, ``REPLACE WHERE``) with Spark's store-assignment casts applied to the source; DELETE,
-UPDATE and MERGE to :mod:`sqlext.engine.delete`, :mod:`~sqlext.engine.update` and
-:mod:`~sqlext.engine.merge`. Each planner returns a dataclass holding the engine call's arguments
+UPDATE and MERGE to :mod:`sqlext.engine.dml.delete`, :mod:`~sqlext.engine.dml.update` and
+:mod:`~sqlext.engine.merge.command`. Each planner returns a dataclass holding the engine call's arguments
 (:class:`InsertPlan`, :class:`DeletePlan`, :class:`UpdatePlan`, :class:`MergeIntoPlan`) whose
 ``run(spark)`` makes the call. Conditions and expressions are rendered from the statement's tree
 (their sqlext reads bound to views while the statement runs).
@@ -21,13 +21,13 @@ from sqlglot import exp
 
 from sqlext.catalog import TableRef
 from sqlext.engine.conditions import sql_text, with_sql_text
-from sqlext.engine.delete import delete
+from sqlext.engine.dml.delete import delete
 from sqlext.engine.merge import merge
-from sqlext.engine.merge_clauses import MATCHED, NOT_MATCHED, NOT_MATCHED_BY_SOURCE, Clause
+from sqlext.engine.merge.clauses import MATCHED, NOT_MATCHED, NOT_MATCHED_BY_SOURCE, Clause
 from sqlext.engine.post_commit import result_row
 from sqlext.engine.read import resolve_snapshot
 from sqlext.engine.schemas import spark_schema
-from sqlext.engine.update import update
+from sqlext.engine.dml.update import update
 from sqlext.engine.write import write
 from sqlext.errors import AnalysisException, TableNotFoundError, UnsupportedOperationError
 from sqlext.log.table import DeltaLog
@@ -259,7 +259,7 @@ def plan_delete(resolver: Resolver, stmt: exp.Delete) -> P.Plan | None:
 
 @dataclass
 class DeletePlan(P.CallPlan):
-    """DELETE FROM a sqlext table: :func:`sqlext.engine.delete.delete`'s arguments, and the reads
+    """DELETE FROM a sqlext table: :func:`sqlext.engine.dml.delete.delete`'s arguments, and the reads
     of sqlext tables its condition's subqueries make (bound to views while it runs)."""
 
     ref: TableRef
@@ -291,7 +291,7 @@ def plan_update(resolver: Resolver, stmt: exp.Update) -> P.Plan | None:
 
 @dataclass
 class UpdatePlan(P.CallPlan):
-    """UPDATE of a sqlext table: :func:`sqlext.engine.update.update`'s arguments, and the reads
+    """UPDATE of a sqlext table: :func:`sqlext.engine.dml.update.update`'s arguments, and the reads
     of sqlext tables its expressions' subqueries make."""
 
     ref: TableRef
@@ -390,7 +390,7 @@ def plan_merge(resolver: Resolver, stmt: MergeInto) -> P.Plan | None:
 
 @dataclass
 class MergeIntoPlan(P.CallPlan):
-    """MERGE INTO a sqlext table: :func:`sqlext.engine.merge.merge`'s arguments (the source as
+    """MERGE INTO a sqlext table: :func:`sqlext.engine.merge.command.merge`'s arguments (the source as
     a planned query, the ON condition, the WHEN clauses), and the reads of sqlext tables in the
     conditions' and values' subqueries."""
 
@@ -415,7 +415,7 @@ class MergeIntoPlan(P.CallPlan):
 
 
 def _when(when: exp.When, exprs: _Expressions, alias: str | None, text: str) -> Clause:
-    """The engine's :class:`~sqlext.engine.merge_clauses.Clause` of one WHEN clause."""
+    """The engine's :class:`~sqlext.engine.merge.clauses.Clause` of one WHEN clause."""
     condition = exprs.tree(when.args.get("condition"))
     then = when.args["then"]
     by_source = bool(when.args.get("source"))

@@ -19,7 +19,7 @@ from sqlglot import exp
 
 from sqlext.catalog import Catalog, TableRef, has_delta_log
 from sqlext.engine.read import resolve_snapshot
-from sqlext.engine.scan import scan
+from sqlext.engine.io.scan import scan
 from sqlext.errors import AnalysisException, TableNotFoundError, UnsupportedOperationError
 from sqlext.log.pruning import Pruner, referenced_columns
 from sqlext.log.storage import normalize_location

@@ -1,10 +1,10 @@
 """Deduplication modes and computeUpdates on hand-built histories, with the exact rows expected.
 
-Each history is written by :class:`tests.changes.kit.HandTable` (pyarrow files, sqlext's log),
+Each history is written by :class:`tests.support.change_feeds.HandTable` (pyarrow files, sqlext's log),
 so every version holds precisely the changes described. Rows are (id, v); expected change rows
 are (id, v, _change_type, _commit_version). The raw feed (``none``) of every history is also
 checked against delta-rs's ``load_cdf``. The reads of one test run as one Spark job
-(:func:`tests.changes.kit.feeds`).
+(:func:`tests.support.change_feeds.feeds`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pytest
 
 import sqlext
 from sqlext.errors import ChangeDataFeedError
-from tests.changes.kit import HandTable, deltalake_rows, expect, feeds
+from tests.support.change_feeds import HandTable, deltalake_change_rows, expect, feeds
 
 COLUMNS = [("id", "integer"), ("v", "string")]
 KEY = {"identifierColumns": ["id"]}
@@ -35,7 +35,7 @@ def test_insert_then_delete(spark, hand):
                                    "net": dict(startingVersion=1, **NET),
                                    "net_key": dict(startingVersion=1, **NET, **UPDATES)})
     raw = expect((1, "a", "insert", 1), (2, "b", "insert", 1), (1, "a", "delete", 2))
-    assert got["none"] == raw == deltalake_rows(hand.path, 1)
+    assert got["none"] == raw == deltalake_change_rows(hand.path, 1)
     assert got["drop"] == raw
     # inserted and deleted inside the range: gone, by value and by key
     assert got["net"] == got["net_key"] == expect((2, "b", "insert", 1))
@@ -52,7 +52,7 @@ def test_insert_then_two_updates(spark, hand):
         "net_updates_from_2": dict(startingVersion=2, **NET, **UPDATES),
         "net_key_from_2": dict(startingVersion=2, **NET, **KEY),
         "net_from_2": dict(startingVersion=2, **NET)})
-    assert got["none"] == deltalake_rows(hand.path, 1) == expect(
+    assert got["none"] == deltalake_change_rows(hand.path, 1) == expect(
         (1, "a", "insert", 1), (1, "a", "update_preimage", 2), (1, "b", "update_postimage", 2),
         (1, "b", "update_preimage", 3), (1, "c", "update_postimage", 3))
     # inserted inside the range: its last image, as an insert
@@ -72,7 +72,7 @@ def test_update_then_delete(spark, hand):
                                    "net": dict(startingVersion=2, **NET),
                                    "net_key": dict(startingVersion=2, **NET, **KEY),
                                    "net_updates": dict(startingVersion=2, **NET, **UPDATES)})
-    assert got["drop"] == deltalake_rows(hand.path, 2) == expect(
+    assert got["drop"] == deltalake_change_rows(hand.path, 2) == expect(
         (1, "a", "update_preimage", 2), (1, "b", "update_postimage", 2), (1, "b", "delete", 3))
     # what was deleted is the row as it was before the range
     assert got["net"] == got["net_key"] == got["net_updates"] == expect((1, "a", "delete", 2))
@@ -108,7 +108,7 @@ def test_update_to_identical_values(spark, hand):
                                    "net_updates": dict(startingVersion=2, **NET, **UPDATES),
                                    "net": dict(startingVersion=2, **NET)})
     images = expect((1, "a", "update_preimage", 2), (1, "a", "update_postimage", 2))
-    assert got["none"] == deltalake_rows(hand.path, 2) == images
+    assert got["none"] == deltalake_change_rows(hand.path, 2) == images
     # an update the statement made is never a carry-over
     assert got["drop"] == got["net_updates"] == images
     assert got["net"] == expect()
@@ -122,7 +122,7 @@ def test_overwrite_that_rewrites_unchanged_rows(spark, hand):
                                    "net": dict(startingVersion=2, **NET),
                                    "drop_updates": dict(startingVersion=2, **DROP, **UPDATES),
                                    "net_updates": dict(startingVersion=2, **NET, **UPDATES)})
-    assert got["none"] == deltalake_rows(hand.path, 2) == expect(
+    assert got["none"] == deltalake_change_rows(hand.path, 2) == expect(
         (1, "a", "delete", 2), (2, "b", "delete", 2), (3, "c", "delete", 2),
         (1, "a", "insert", 2), (2, "B", "insert", 2), (4, "d", "insert", 2))
     real = expect((2, "b", "delete", 2), (3, "c", "delete", 2), (2, "B", "insert", 2),
@@ -144,7 +144,7 @@ def test_carry_overs_count_duplicates(spark, hand):
                                    "drop": dict(startingVersion=2, **DROP),
                                    "net": dict(startingVersion=2, **NET),
                                    "net_all": dict(startingVersion=1, **NET)})
-    assert got["none"] == deltalake_rows(hand.path, 2)
+    assert got["none"] == deltalake_change_rows(hand.path, 2)
     assert got["drop"] == expect((1, "a", "insert", 2), (1, "a", "delete", 3),
                                  (1, "a", "delete", 3))
     assert got["net"] == expect((1, "a", "delete", 3))
@@ -156,7 +156,7 @@ def test_compute_updates_pairs_a_delete_and_an_insert_of_one_key(spark, hand):
     hand.rewrite([(1, "A"), (2, "b"), (3, "c")],                        # v2, recorded as
                  [((1, "a"), "delete"), ((1, "A"), "insert"), ((3, "c"), "insert")], "MERGE")
     got = feeds(spark, hand.path, {"updates": dict(startingVersion=2, **UPDATES)})
-    assert deltalake_rows(hand.path, 2) == expect(
+    assert deltalake_change_rows(hand.path, 2) == expect(
         (1, "a", "delete", 2), (1, "A", "insert", 2), (3, "c", "insert", 2))
     assert got["updates"] == expect(
         (1, "a", "update_preimage", 2), (1, "A", "update_postimage", 2), (3, "c", "insert", 2))

@@ -16,7 +16,7 @@ import sqlext
 from sqlext import DeltaTable
 from sqlext.log.actions import AddCDCFile
 from sqlext.log.table import DeltaLog
-from tests.changes.kit import CHANGE_COLUMNS, deltalake_rows, feeds
+from tests.support.change_feeds import CHANGE_COLUMNS, deltalake_change_rows, feeds
 
 SCHEMA = "id int, p int, s string"
 
@@ -34,9 +34,9 @@ def assert_matches_deltalake(spark, path, versions: range) -> None:
     cases = {"all": dict(startingVersion=versions.start, endingVersion=versions.stop - 1)}
     cases.update({f"v{v}": dict(startingVersion=v, endingVersion=v) for v in versions})
     got = feeds(spark, path, cases)
-    assert got["all"] == deltalake_rows(path, versions.start, versions.stop - 1)
+    assert got["all"] == deltalake_change_rows(path, versions.start, versions.stop - 1)
     for v in versions:
-        assert got[f"v{v}"] == deltalake_rows(path, v, v), f"version {v}"
+        assert got[f"v{v}"] == deltalake_change_rows(path, v, v), f"version {v}"
     stamps = sqlext.changes(spark, str(path), versions.start, versions.stop - 1).select(
         "_commit_version", "_commit_timestamp").distinct().collect()
     times = DeltaLog(str(path)).commit_timestamps()
@@ -105,7 +105,7 @@ def test_schema_evolution_inside_the_range(spark, tmp_path):
     got = feeds(spark, path, {"all": dict(startingVersion=0)})
     assert got["all"] == Counter({(1, 0, "a", None, "insert", 0): 1,
                                   (2, 0, "b", 2.5, "insert", 1): 1})
-    assert got["all"] == deltalake_rows(path, 0)
+    assert got["all"] == deltalake_change_rows(path, 0)
 
 
 def test_delete_update_merge(spark, tmp_path):

@@ -20,7 +20,7 @@ from collections import Counter
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.changes.kit import HandTable, deltalake_rows, feeds
+from tests.support.change_feeds import HandTable, deltalake_change_rows, feeds
 
 KEYS = range(5)
 VALUES = st.sampled_from(["a", "b", "c"])
@@ -81,7 +81,7 @@ def test_modes_against_the_states(spark, tmp_path_factory, history):
         "net_key": dict(startingVersion=start, endingVersion=end,
                         deduplicationMode="netChanges", identifierColumns=["id"],
                         computeUpdates=True)})
-    assert got["none"] == deltalake_rows(t.path, start, end)
+    assert got["none"] == deltalake_change_rows(t.path, start, end)
     assert got["drop"] == sum((recorded[v] for v in range(start, end + 1)), Counter())
     untagged = Counter({r[:-1]: n for r, n in got["net"].items()})
     assert untagged == diff(states[start - 1], states[end])

@@ -1,6 +1,6 @@
 """Change feed ranges: versions, timestamps, capping, and every error a range can raise.
 
-Histories are hand-built (:class:`tests.changes.kit.HandTable`): no Spark job writes them, and
+Histories are hand-built (:class:`tests.support.change_feeds.HandTable`): no Spark job writes them, and
 the checks of a range happen before any Spark job runs, so most tests here cost no Spark job.
 """
 
@@ -14,7 +14,7 @@ import pytest
 import sqlext
 from sqlext.errors import (ChangeDataFeedError, ChangeDataFilesMissingError,
                            DeltaFileNotFoundError, SqlextError)
-from tests.changes.kit import HandTable, deltalake_rows, expect, feeds
+from tests.support.change_feeds import HandTable, deltalake_change_rows, expect, feeds
 
 COLUMNS = [("id", "integer"), ("v", "string")]
 T0 = 1_700_000_000_000          # ms; commit times of the timed table: T0 + version * 10 s
@@ -130,7 +130,7 @@ def test_the_feed_must_be_enabled_for_the_whole_range(spark, tmp_path):
                                                       rf"the changes of versions {start}\.\.{end}"):
             sqlext.changes(spark, str(t.path), start, end)
     got = feeds(spark, t.path, {"2..3": dict(startingVersion=2, endingVersion=3)})
-    assert got["2..3"] == expect((2, "b", "insert", 3)) == deltalake_rows(t.path, 2, 3)
+    assert got["2..3"] == expect((2, "b", "insert", 3)) == deltalake_change_rows(t.path, 2, 3)
 
 
 def test_files_removed_by_vacuum_are_an_error_never_fewer_rows(spark, hand):
@@ -183,7 +183,7 @@ def test_versions_without_data_changes_yield_nothing(spark, hand):
         "numTargetRowsInserted": 0, "numTargetRowsUpdated": 0, "numTargetRowsDeleted": 0})
     hand.set_properties(comment="metadata only")                             # v4
     assert feeds(spark, hand.path, {"2..": dict(startingVersion=2)})["2.."] == expect()
-    assert deltalake_rows(hand.path, 2, 2) == expect()
+    assert deltalake_change_rows(hand.path, 2, 2) == expect()
 
 
 def test_a_partition_filter_prunes_files(spark, tmp_path):

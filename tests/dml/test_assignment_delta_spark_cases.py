@@ -19,7 +19,7 @@ import pytest
 import sqlext
 from sqlext import DeltaTable
 from sqlext.errors import AnalysisException, InvariantViolationError, SqlextError
-from tests.engine.helpers import latest_version
+from tests.support.table_checks import latest_version
 
 NESTED = ['{"a": {"c": {"d": "random", "e": "str"}, "g": 1}, "z": 10}',
           '{"a": {"c": {"d": "random2", "e": "str2"}, "g": 2}, "z": 20}']

@@ -14,10 +14,10 @@ import pytest
 from pyspark.sql import functions as F
 
 from sqlext import DeltaTable
-from tests.dml.dml_kit import (changes_of, duckdb_after, duckdb_select, expected_changes,
+from tests.support.dml_cases import (changes_of, duckdb_after, duckdb_select, expected_changes,
                                file_actions, latest_version, live_files, operation, read_deltalake,
                                spark_table, spoil_data_files)
-from tests.engine.helpers import assert_readers_agree, table_state
+from tests.support.table_checks import assert_readers_agree, table_state
 from tests.support import assert_same_rows
 
 ROWS = [(i, None if i % 7 == 0 else i % 3, None if i % 5 == 0 else f"s{i % 4}",

@@ -11,8 +11,8 @@ import sqlext
 from sqlext import DeltaTable
 from sqlext.errors import (AnalysisException, InvariantViolationError, ParseError, SqlextError,
                            UnsupportedOperationError)
-from tests.dml.dml_kit import spark_table
-from tests.engine.helpers import table_state
+from tests.support.dml_cases import spark_table
+from tests.support.table_checks import table_state
 
 ROWS = [(i, i % 3, f"s{i}", i * 10) for i in range(12)]
 

@@ -9,13 +9,13 @@ import pyarrow as pa
 import pytest
 
 import sqlext
-from sqlext.engine.delete import delete
-from sqlext.engine.update import update
+from sqlext.engine.dml.delete import delete
+from sqlext.engine.dml.update import update
 from sqlext.errors import ConcurrentAppendException, ConcurrentDeleteDeleteException
 from sqlext.log.table import DeltaLog
-from tests.dml.dml_kit import (SPARK_SCHEMA, duckdb_after, file_actions, latest_version,
+from tests.support.dml_cases import (SPARK_SCHEMA, duckdb_after, file_actions, latest_version,
                                read_deltalake, rows_table, spark_table)
-from tests.engine.helpers import assert_readers_agree, table_state
+from tests.support.table_checks import assert_readers_agree, table_state
 
 ROWS = [(i, i % 2, f"s{i}", i * 10) for i in range(20)]
 

@@ -10,11 +10,11 @@ import pyarrow.compute as pc
 import pytest
 from deltalake import write_deltalake
 
-from tests.dml.dml_kit import (changes_of, duckdb_select, file_actions, latest_version, operation,
+from tests.support.dml_cases import (changes_of, duckdb_select, file_actions, latest_version, operation,
                                read_deltalake, run_and_expect)
 from sqlext import DeltaTable
 from sqlext.errors import UnsupportedTableFeatureError
-from tests.engine.helpers import assert_readers_agree, table_state
+from tests.support.table_checks import assert_readers_agree, table_state
 from tests.support import assert_same_rows
 
 CASES = [

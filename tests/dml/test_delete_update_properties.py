@@ -15,9 +15,9 @@ import uuid
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.dml.dml_kit import (changes_of, duckdb_select, expected_changes, latest_version,
+from tests.support.dml_cases import (changes_of, duckdb_select, expected_changes, latest_version,
                                operation, read_deltalake, rs_table, run_and_expect)
-from tests.engine.helpers import assert_readers_agree
+from tests.support.table_checks import assert_readers_agree
 from tests.support import assert_same_rows
 
 SMALL = st.integers(-2, 12)

@@ -10,12 +10,12 @@ import pytest
 
 import sqlext
 from sqlext import DeltaTable
-from sqlext.engine.merge import SINGLE_PASS_CONF
+from sqlext.engine.merge.command import SINGLE_PASS_CONF
 from sqlext.errors import MultipleSourceRowMatchError, UnsupportedOperationError
-from tests.dml.dml_kit import (SPARK_SCHEMA, changes_of, file_actions, latest_version, live_files,
+from tests.support.dml_cases import (SPARK_SCHEMA, changes_of, file_actions, latest_version, live_files,
                                operation, rows_table, spark_table)
-from tests.dml.merge_kit import actual_changes, duckdb_merge, sqlext_merge
-from tests.engine.helpers import assert_readers_agree
+from tests.support.merge_cases import actual_changes, duckdb_merge, sqlext_merge
+from tests.support.table_checks import assert_readers_agree
 from tests.support import assert_same_rows, read_deltalake
 
 # 30 rows, ids 0..29, written as 3 files of consecutive ids (0-9, 10-19, 20-29)

@@ -12,8 +12,8 @@ from sqlext.engine.merge import merge
 from sqlext.errors import (ConcurrentAppendException, ConcurrentDeleteDeleteException,
                            ConcurrentDeleteReadException)
 from sqlext.log.table import DeltaLog
-from tests.dml.dml_kit import SPARK_SCHEMA, latest_version, operation, rows_table
-from tests.engine.helpers import assert_readers_agree
+from tests.support.dml_cases import SPARK_SCHEMA, latest_version, operation, rows_table
+from tests.support.table_checks import assert_readers_agree
 
 # even ids 0..58 in three files: 0-18, 20-38, 40-58; p = id % 3
 ROWS = [(i, i % 3, "r", i) for i in range(0, 60, 2)]

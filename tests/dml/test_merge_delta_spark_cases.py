@@ -19,7 +19,7 @@ import pytest
 import sqlext
 from sqlext import DeltaTable
 from sqlext.errors import AnalysisException, MultipleSourceRowMatchError
-from tests.engine.helpers import latest_version
+from tests.support.table_checks import latest_version
 from tests.support import read_deltalake
 
 KV = "key int, value int"

@@ -8,8 +8,8 @@ import pytest
 import sqlext
 from sqlext import DeltaTable
 from sqlext.errors import AnalysisException, InvariantViolationError, ParseError, SqlextError
-from tests.dml.dml_kit import SPARK_SCHEMA, latest_version, rows_table, spark_table
-from tests.engine.helpers import assert_readers_agree
+from tests.support.dml_cases import SPARK_SCHEMA, latest_version, rows_table, spark_table
+from tests.support.table_checks import assert_readers_agree
 
 ROWS = [(i, i % 2, "s", i) for i in range(6)]
 SRC = [(1, 0, "x", 10), (9, 1, "y", 90)]

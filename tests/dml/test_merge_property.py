@@ -15,9 +15,9 @@ from collections import Counter
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sqlext.engine.merge import SINGLE_PASS_CONF, SINGLE_PASS_DEFAULT
-from tests.dml.dml_kit import changes_of, latest_version, spark_table
-from tests.dml.merge_kit import actual_changes, duckdb_changes, duckdb_merge, sqlext_merge
+from sqlext.engine.merge.command import SINGLE_PASS_CONF, SINGLE_PASS_DEFAULT
+from tests.support.dml_cases import changes_of, latest_version, spark_table
+from tests.support.merge_cases import actual_changes, duckdb_changes, duckdb_merge, sqlext_merge
 from tests.support import assert_same_rows, read_deltalake
 
 ON = ["t.id = s.id", "t.id = s.id AND t.p = 1", "t.id = s.id AND s.v > 5",

@@ -9,7 +9,7 @@ import json
 
 from sqlglot import exp
 
-from sqlext.engine.merge_prune import (BUCKETS, KeyPair, KeyStats, SourceSummary, analyse_on,
+from sqlext.engine.merge.prune import (BUCKETS, KeyPair, KeyStats, SourceSummary, analyse_on,
                                        key_grid)
 from sqlext.log.actions import AddFile, Metadata, Protocol
 from sqlext.log.pruning import Pruner, parse_predicate

@@ -12,16 +12,16 @@ from sqlglot import exp
 
 import sqlext
 from sqlext import DeltaTable
-from sqlext.engine.dml import table_frame
-from sqlext.engine.merge_clauses import MATCHED, NOT_MATCHED, NOT_MATCHED_BY_SOURCE, Clause
-from sqlext.engine.merge import materialized_source
-from sqlext.engine.merge_plan import SOURCE_PRESENT, TARGET_PRESENT, MergePlan, source_alias
-from sqlext.engine.merge_prune import KeyPair, SourceSummary, broadcastable, summarize_source
+from sqlext.engine.dml.command import table_frame
+from sqlext.engine.merge.clauses import MATCHED, NOT_MATCHED, NOT_MATCHED_BY_SOURCE, Clause
+from sqlext.engine.merge.command import materialized_source
+from sqlext.engine.merge.plan import SOURCE_PRESENT, TARGET_PRESENT, MergePlan, source_alias
+from sqlext.engine.merge.prune import KeyPair, SourceSummary, broadcastable, summarize_source
 from sqlext.engine.schemas import spark_schema
 from sqlext.log.snapshot import Snapshot
 from sqlext.log.table import DeltaLog
-from tests.dml.dml_kit import SPARK_SCHEMA, changes_of, operation, rows_table, spark_table
-from tests.dml.merge_kit import duckdb_merge
+from tests.support.dml_cases import SPARK_SCHEMA, changes_of, operation, rows_table, spark_table
+from tests.support.merge_cases import duckdb_merge
 from tests.support import assert_same_rows, read_deltalake
 
 ROWS = [(i, i % 3, "abc"[i % 3], i * 10) for i in range(30)]

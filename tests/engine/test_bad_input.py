@@ -10,7 +10,7 @@ import pytest
 import sqlext
 from sqlext.errors import (CorruptLogError, InvariantViolationError, SchemaMismatchError,
                            SqlextError, TableNotFoundError, UnsupportedTableFeatureError)
-from tests.engine.helpers import table_state
+from tests.support.table_checks import table_state
 from tests.support import assert_same_rows, read_deltalake
 
 ROWS_DDL = "id int, s string, p string"

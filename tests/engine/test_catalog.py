@@ -15,7 +15,7 @@ import pytest
 import sqlext
 from sqlext.catalog import Catalog, TableRef
 from sqlext.errors import AnalysisException, SqlextError, TableNotFoundError
-from tests.engine.helpers import arrow, assert_readers_agree
+from tests.support.table_checks import arrow, assert_readers_agree
 from tests.support.spark import SPARK_CONF
 
 REPO = Path(__file__).resolve().parents[2]

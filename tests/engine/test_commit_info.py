@@ -13,8 +13,8 @@ from deltalake import DeltaTable as RsTable
 
 import sqlext
 from sqlext.engine.commit import commit_metadata_scope
-from tests.engine.helpers import commit_info, latest_version
-from tests.maintenance.support import spark_conf
+from tests.support.table_checks import commit_info, latest_version
+from tests.support.spark import spark_conf
 
 USER_METADATA_CONF = "spark.databricks.delta.commitInfo.userMetadata"
 REPO_ROOT = Path(__file__).resolve().parents[2]

@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 
 import sqlext
-from sqlext.engine.files import write_files
+from sqlext.engine.io.files import write_files
 from sqlext.engine.schemas import spark_schema
 from sqlext.errors import ConcurrentAppendException, ConcurrentDeleteDeleteException
 from sqlext.log.table import DeltaLog
 from sqlext.log.transaction import now_ms
-from tests.engine.helpers import (actions_of, arrow, assert_readers_agree, commit_info,
+from tests.support.table_checks import (actions_of, arrow, assert_readers_agree, commit_info,
                                   latest_version, table_state)
 
 WORKER = Path(__file__).with_name("append_worker.py")

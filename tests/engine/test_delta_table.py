@@ -8,7 +8,7 @@ from deltalake import DeltaTable as RsTable
 
 import sqlext
 from sqlext.errors import TableNotFoundError
-from tests.engine.helpers import arrow
+from tests.support.table_checks import arrow
 from tests.support import assert_same_rows, deltalake_add_paths, read_deltalake
 
 # DESCRIBE HISTORY / DeltaTable.history() columns of delta-spark, in order

@@ -15,7 +15,7 @@ from sqlext.catalog import TEMPORARY_VIEWS, Catalog, TableRef, ViewDef, ViewStor
 from sqlext.engine import ddl
 from sqlext.errors import (AnalysisException, TableAlreadyExistsError, TableNotFoundError,
                            UnsupportedOperationError)
-from tests.engine.helpers import actions_of, commit_info, latest_version, table_state
+from tests.support.table_checks import actions_of, commit_info, latest_version, table_state
 
 SCHEMA = T.StructType([T.StructField("id", T.LongType()), T.StructField("s", T.StringType())])
 

@@ -12,7 +12,7 @@ import pytest
 from pyspark.sql import functions as F
 
 import sqlext
-from sqlext.engine import scan as scan_module
+from sqlext.engine.io import scan as scan_module
 from sqlext.errors import CommitFailedError, DeltaFileNotFoundError, SqlextError
 from sqlext.log.table import DeltaLog
 from sqlext.log.vacuum import collect_garbage

@@ -13,7 +13,7 @@ from deltalake import write_deltalake
 import sqlext
 from sqlext.errors import SqlextError, UnsupportedTableFeatureError
 from sqlext.log.table import DeltaLog
-from tests.engine.helpers import actions_of, read_sqlext, table_state
+from tests.support.table_checks import actions_of, read_sqlext, table_state
 from tests.support import (assert_same_rows, deltalake_add_paths, deltalake_cdf, fixture_names,
                            read_deltalake, read_duckdb)
 from tests.support.fixtures import fixture_path

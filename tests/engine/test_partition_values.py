@@ -11,7 +11,7 @@ import pytest
 from deltalake import write_deltalake
 
 import sqlext
-from tests.engine.helpers import actions_of, arrow, assert_readers_agree
+from tests.support.table_checks import actions_of, arrow, assert_readers_agree
 from tests.support import assert_same_rows
 
 UTC = dt.timezone.utc

@@ -8,7 +8,7 @@ import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import functions as F
 
-from sqlext.engine.plain_parquet import local_parquet_files, read_columns
+from sqlext.engine.io.plain_parquet import local_parquet_files, read_columns
 
 
 @pytest.fixture

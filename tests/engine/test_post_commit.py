@@ -14,7 +14,7 @@ import pytest
 from pyspark.sql.pandas import types as pandas_types
 
 import sqlext
-from sqlext.engine.scan import arrow_schema
+from sqlext.engine.io.scan import arrow_schema
 from tests.support import read_deltalake
 
 _REAL = pandas_types.to_arrow_schema

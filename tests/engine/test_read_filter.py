@@ -10,7 +10,7 @@ import pytest
 
 import sqlext
 from sqlext.errors import AnalysisException
-from tests.engine.helpers import actions_of
+from tests.support.table_checks import actions_of
 from tests.support import assert_same_rows, duckdb_query, duckdb_table, read_deltalake
 
 

@@ -12,7 +12,7 @@ import pytest
 
 import sqlext
 from sqlext.errors import TimestampOutOfRangeError, VersionNotFoundException
-from tests.engine.helpers import arrow, assert_readers_agree, read_sqlext
+from tests.support.table_checks import arrow, assert_readers_agree, read_sqlext
 from tests.support import assert_same_rows
 
 UTC = dt.timezone.utc

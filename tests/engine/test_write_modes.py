@@ -11,7 +11,7 @@ from deltalake import DeltaTable as RsTable
 import sqlext
 from sqlext.errors import (InvariantViolationError, SchemaMismatchError,
                            TableAlreadyExistsError)
-from tests.engine.helpers import (actions_of, arrow, assert_readers_agree, commit_info,
+from tests.support.table_checks import (actions_of, arrow, assert_readers_agree, commit_info,
                                   latest_version, table_state)
 from tests.support import (assert_same_rows, deltalake_add_paths, deltalake_cdf, duckdb_query,
                            duckdb_table, read_deltalake)

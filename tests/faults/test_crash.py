@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.faults import ops
+from tests.support import fault_ops as ops
 from tests.faults.verify import verify_history, vacuum_then_append
 from tests.faults.workers import kernel_writer
 

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from sqlext.errors import SqlextError
 from sqlext.log.table import DeltaLog
-from tests.log.kit import append, clear_caches, create_table, log_bytes
+from tests.support.kernel_tables import append, clear_caches, create_table, log_bytes
 
 SETTINGS = settings(max_examples=40, deadline=None,
                     suppress_health_check=[HealthCheck.function_scoped_fixture])

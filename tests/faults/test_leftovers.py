@@ -8,8 +8,8 @@ import os
 
 import sqlext
 from sqlext import DeltaTable
-from tests.dml.dml_kit import SPARK_SCHEMA, rows_table
-from tests.engine.helpers import assert_readers_agree
+from tests.support.dml_cases import SPARK_SCHEMA, rows_table
+from tests.support.table_checks import assert_readers_agree
 
 ROWS = [(i, i % 2, "r", i) for i in range(6)]
 
@@ -47,7 +47,7 @@ def test_another_writes_staging_files_are_left_alone(spark, table_path):
 def test_a_write_failing_after_moving_files_deletes_them(spark, table_path, monkeypatch):
     """A write that fails while moving its files into the table (here: reading the second file's
     footer) leaves the table's directory exactly as it was: nothing will commit those files."""
-    from sqlext.engine import files
+    from sqlext.engine.io import files
     sqlext.write(spark.createDataFrame(ROWS, SPARK_SCHEMA), str(table_path), partitionBy=["p"])
     before = sorted(str(p.relative_to(table_path)) for p in table_path.rglob("*"))
     real, calls = files.file_stats, []

@@ -19,9 +19,9 @@ from pyspark.sql import types as T
 import sqlext
 from sqlext import DeltaTable
 from sqlext.errors import ConcurrentLogCleanupException, ConcurrentModificationException
-from tests.dml.dml_kit import SPARK_SCHEMA, rows_table
-from tests.engine.helpers import assert_readers_agree
-from tests.log.kit import age_commits
+from tests.support.dml_cases import SPARK_SCHEMA, rows_table
+from tests.support.table_checks import assert_readers_agree
+from tests.support.kernel_tables import age_commits
 
 ROWS = [(i, 0, "base", i) for i in range(4)]
 RS_ROWS = [[(10 + i, 1, "delta-rs", 0)] for i in range(3)]

@@ -16,10 +16,10 @@ from pathlib import Path
 
 from sqlext import errors
 from sqlext.log.table import DeltaLog
-from tests.faults import ops
+from tests.support import fault_ops as ops
 from tests.faults.verify import verify_history
 from tests.faults.workers import kernel_writer
-from tests.log.kit import clear_caches
+from tests.support.kernel_tables import clear_caches
 
 TYPED_CONFLICTS = {name for name in dir(errors)
                    if isinstance(getattr(errors, name), type)

@@ -11,13 +11,9 @@ from pathlib import Path
 from sqlext.log.vacuum import collect_garbage
 from sqlext.log.actions import decode_path
 from sqlext.log.table import DeltaLog
-from tests.faults import ops
-from tests.log.kit import clear_caches
+from tests.support import fault_ops as ops
+from tests.support.kernel_tables import clear_caches
 from tests.support import read_deltalake
-
-
-def deltalake_rows(path, version: int | None = None) -> list[tuple]:
-    return sorted((r["id"], r["grp"], r["val"]) for r in read_deltalake(path, version).to_pylist())
 
 
 def verify_history(path, op_for_version: dict[int, dict], rng: random.Random | None = None,
@@ -34,13 +30,13 @@ def verify_history(path, op_for_version: dict[int, dict], rng: random.Random | N
         assert v in op_for_version, f"version {v} was committed by no journaled operation"
         state = ops.apply(state, op_for_version[v])
         assert ops.rows_at(log, v) == ops.as_rows(state), f"version {v} differs from the replay"
-    assert deltalake_rows(path) == ops.as_rows(state)
+    assert ops.deltalake_rows_at(path) == ops.as_rows(state)
     rng = rng or random.Random(0)
     for v in rng.sample(range(0, latest + 1), min(deltalake_versions, latest + 1)):
         replay: dict[int, tuple] = {}
         for u in range(1, v + 1):
             replay = ops.apply(replay, op_for_version[u])
-        assert deltalake_rows(path, v) == ops.as_rows(replay), f"deltalake at version {v}"
+        assert ops.deltalake_rows_at(path, v) == ops.as_rows(replay), f"deltalake at version {v}"
     return state
 
 
@@ -71,7 +67,7 @@ def vacuum_then_append(path, state: dict[int, tuple]) -> dict:
     version = ops.run_kernel(log, snapshot, op)
     assert version == snapshot.version + 1
     state = ops.apply(state, op)
-    assert ops.rows_at(log) == ops.as_rows(state) == deltalake_rows(path)
+    assert ops.rows_at(log) == ops.as_rows(state) == ops.deltalake_rows_at(path)
     orphans = before - live
     return {"orphans": len(orphans), "vacuumed": len(result.files),
             "staging": sum(1 for p in orphans if p.startswith("_sqlext_staging"))}

@@ -1,5 +1,5 @@
 """Writer processes for the fault tests. Each runs random operations on one table and journals
-them (see :mod:`tests.faults.ops`) until it is killed or its deadline passes.
+them (see :mod:`tests.support.fault_ops`) until it is killed or its deadline passes.
 
 - :func:`kernel_writer`: kernel + pyarrow, started through a multiprocessing forkserver (cheap).
 - ``python tests/faults/workers.py spark <path> <journal> <seed> <ready-file> [<worker> <go-file>
@@ -19,7 +19,7 @@ if __name__ == "__main__":     # run as a script: make `tests` and `sqlext` impo
 
 from sqlext.errors import ConcurrentModificationException  # noqa: E402
 from sqlext.log.table import DeltaLog  # noqa: E402
-from tests.faults import ops  # noqa: E402
+from tests.support import fault_ops as ops  # noqa: E402
 
 KERNEL_KINDS = ("append", "append", "delete", "update", "merge")
 

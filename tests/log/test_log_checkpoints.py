@@ -18,16 +18,12 @@ from sqlext.log.checkpoint import read_checkpoint
 from sqlext.log.pruning import Pruner
 from sqlext.log.snapshot import Replayer
 from sqlext.log.table import DeltaLog
-from tests.log.kit import append, clear_caches, create_table
+from tests.support.kernel_tables import append, clear_caches, create_table
 
 CP_TABLE = "simple_table_with_checkpoint"
 
 
-@pytest.fixture(autouse=True)
-def _fresh():
-    clear_caches()
-    yield
-    clear_caches()
+pytestmark = pytest.mark.usefixtures("fresh_caches")     # kernel caches cleared around each test
 
 
 def _files(path, version=None) -> dict:

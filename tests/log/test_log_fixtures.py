@@ -10,7 +10,7 @@ from sqlext.log.schema import parse_partition_value
 from sqlext.log.table import DeltaLog
 from tests.support.fixtures import fixture_names, fixture_path
 
-from tests.log.kit import clear_caches
+from tests.support.kernel_tables import clear_caches
 
 DV_TABLE = "table-with-dv-small"
 NAMES = [n for n in fixture_names() if n != DV_TABLE]

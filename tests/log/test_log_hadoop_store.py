@@ -11,7 +11,7 @@ import pytest
 
 from sqlext.log.hadoop_store import HadoopLogStore
 from sqlext.log.table import DeltaLog
-from tests.log.kit import clear_caches
+from tests.support.kernel_tables import clear_caches
 
 pytestmark = pytest.mark.skipif(shutil.which("java") is None, reason="needs a Java runtime")
 

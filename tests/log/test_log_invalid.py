@@ -11,14 +11,10 @@ import pytest
 from sqlext.errors import (CorruptLogError, SqlextError, TableNotFoundError,
                            UnsupportedTableFeatureError, VersionNotFoundException)
 from sqlext.log.table import DeltaLog
-from tests.log.kit import append, clear_caches, create_table
+from tests.support.kernel_tables import append, clear_caches, create_table
 
 
-@pytest.fixture(autouse=True)
-def _fresh():
-    clear_caches()
-    yield
-    clear_caches()
+pytestmark = pytest.mark.usefixtures("fresh_caches")     # kernel caches cleared around each test
 
 
 def _commit(path, version: int) -> str:

@@ -17,16 +17,14 @@ from sqlext.errors import CorruptLogError, SqlextError
 from sqlext.log.cleanup import cleanup_expired_logs
 from sqlext.log.storage import LocalLogStore
 from sqlext.log.table import DeltaLog
-from tests.log.kit import (SHORT_RETENTION, fresh_caches, age_commits, append, clear_caches, create_table,
+from tests.support.kernel_tables import (SHORT_RETENTION, age_commits, append, clear_caches, create_table,
                            log_bytes, log_files, write_file)
 from tests.support import deltalake_add_paths
 
 CONF = SHORT_RETENTION
 
 
-@pytest.fixture(autouse=True)
-def _fresh(fresh_caches):
-    """Every test starts and ends with cleared kernel caches."""
+pytestmark = pytest.mark.usefixtures("fresh_caches")     # kernel caches cleared around each test
 
 
 def _temp_files(log: DeltaLog) -> list[str]:

@@ -11,7 +11,7 @@ from sqlext.errors import UnsupportedOperationError
 from sqlext.log.cache import LOG_CACHE, LogCache
 from sqlext.log.storage import LocalLogStore, RemoteStores
 from sqlext.log.table import DeltaLog
-from tests.log.kit import append, create_table
+from tests.support.kernel_tables import append, create_table
 
 
 def test_remote_stores_serve_the_installed_factory_until_cleared():

@@ -9,17 +9,13 @@ import pytest
 
 from sqlext.errors import TableNotFoundError, TimestampOutOfRangeError
 from sqlext.log.table import DeltaLog
-from tests.log.kit import append, clear_caches, create_table
+from tests.support.kernel_tables import append, clear_caches, create_table
 from tests.support.fixtures import commit_timestamps
 
 T0 = 1_700_000_000_000
 
 
-@pytest.fixture(autouse=True)
-def _fresh():
-    clear_caches()
-    yield
-    clear_caches()
+pytestmark = pytest.mark.usefixtures("fresh_caches")     # kernel caches cleared around each test
 
 
 def _set_mtime(log: DeltaLog, version: int, ms: int) -> None:

@@ -22,17 +22,13 @@ from sqlext.log.actions import Metadata, Protocol, SetTransaction, UnknownAction
 from sqlext.log.conflicts import SERIALIZABLE, WRITE_SERIALIZABLE
 from sqlext.log.table import DeltaLog
 from sqlext.log.transaction import Transaction
-from tests.log.kit import (SCHEMA, append, clear_caches, create_table, log_bytes, log_files,
+from tests.support.kernel_tables import (SCHEMA, append, clear_caches, create_table, log_bytes, log_files,
                            write_file)
 from tests.support.compare import assert_same_rows as _assert_same_rows
 from tests.support.readers import read_deltalake, read_duckdb
 
 
-@pytest.fixture(autouse=True)
-def _fresh():
-    clear_caches()
-    yield
-    clear_caches()
+pytestmark = pytest.mark.usefixtures("fresh_caches")     # kernel caches cleared around each test
 
 
 def assert_same_rows(actual, expected: list[dict], columns):

@@ -5,11 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.log.kit import clear_caches
-
 
 @pytest.fixture(autouse=True)
-def _fresh_kernel_caches():
-    clear_caches()
-    yield
-    clear_caches()
+def _fresh_kernel_caches(fresh_caches):
+    """The suite's ``fresh_caches`` (tests/conftest.py) for every test of this directory."""

@@ -15,7 +15,7 @@ from sqlext.log.cleanup import anchor_version, cleanup_expired_logs, expired_log
 from sqlext.log.segment import parse_listing
 from sqlext.log.storage import FileStatus
 from sqlext.log.table import DeltaLog
-from tests.log.kit import append, clear_caches, create_table
+from tests.support.kernel_tables import append, clear_caches, create_table
 from tests.support import deltalake_add_paths, read_deltalake
 
 DAY_MS = 86_400_000

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import sqlext
 from sqlext.catalog import Catalog
-from tests.engine.helpers import commit_info
-from tests.maintenance.support import NO_RETENTION_CHECK, spark_conf
+from tests.support.table_checks import commit_info
+from tests.support.spark import NO_RETENTION_CHECK, spark_conf
 from tests.support import read_deltalake
 
 

@@ -10,15 +10,15 @@ import pytest
 
 import sqlext
 from sqlext import DeltaTable
-from sqlext.engine.optimize import plan_bins
+from sqlext.engine.maintenance.optimize import plan_bins
 from sqlext.engine.session import parse_size
 from sqlext.errors import AnalysisException, ConcurrentDeleteReadException
 from sqlext.log.actions import AddFile
 from sqlext.log.pruning import Pruner, parse_predicate
 from sqlext.log.table import DeltaLog
-from tests.log.kit import clear_caches, write_file
-from tests.engine.helpers import actions_of, assert_readers_agree, commit_info
-from tests.maintenance.support import spark_conf
+from tests.support.kernel_tables import clear_caches, write_file
+from tests.support.table_checks import actions_of, assert_readers_agree, commit_info
+from tests.support.spark import spark_conf
 from tests.support import deltalake_cdf
 
 

@@ -13,8 +13,8 @@ import sqlext
 from sqlext import DeltaTable
 from sqlext.errors import (DeltaFileNotFoundError, TimestampOutOfRangeError,
                            UnsupportedOperationError, VersionNotFoundException)
-from tests.engine.helpers import actions_of, assert_readers_agree, commit_info
-from tests.maintenance.support import NO_RETENTION_CHECK, spark_conf
+from tests.support.table_checks import actions_of, assert_readers_agree, commit_info
+from tests.support.spark import NO_RETENTION_CHECK, spark_conf
 from tests.support import assert_same_rows, deltalake_cdf, read_deltalake
 
 

@@ -14,8 +14,8 @@ import pytest
 import sqlext
 from sqlext import DeltaTable
 from sqlext.errors import DeltaFileNotFoundError, UnsupportedOperationError
-from tests.engine.helpers import assert_readers_agree, commit_info
-from tests.maintenance.support import NO_RETENTION_CHECK, spark_conf
+from tests.support.table_checks import assert_readers_agree, commit_info
+from tests.support.spark import NO_RETENTION_CHECK, spark_conf
 from tests.support import read_deltalake
 
 

@@ -17,7 +17,7 @@ import pyarrow.parquet as pq
 
 import sqlext
 from sqlext import DeltaTable
-from tests.maintenance.support import NO_RETENTION_CHECK, spark_conf
+from tests.support.spark import NO_RETENTION_CHECK, spark_conf
 from tests.support import read_deltalake
 
 FOREIGN = ["data.parquet", "notes.csv", "part=1/data.parquet", "part=1/notes.csv"]

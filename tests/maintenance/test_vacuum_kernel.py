@@ -15,7 +15,7 @@ from sqlext.errors import (TableNotFoundError, UnsupportedOperationError,
                            VersionNotFoundException)
 from sqlext.log.actions import AddCDCFile, RemoveFile
 from sqlext.log.table import DeltaLog
-from tests.log.kit import append, clear_caches, create_table, log_bytes, write_file
+from tests.support.kernel_tables import append, clear_caches, create_table, log_bytes, write_file
 from tests.support import deltalake_add_paths, read_deltalake
 
 DAY_MS = 86_400_000

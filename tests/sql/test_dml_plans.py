@@ -7,7 +7,7 @@ import sqlglot
 
 import sqlext
 from sqlext.engine.conditions import sql_text
-from sqlext.engine.merge_clauses import MATCHED, NOT_MATCHED, NOT_MATCHED_BY_SOURCE
+from sqlext.engine.merge.clauses import MATCHED, NOT_MATCHED, NOT_MATCHED_BY_SOURCE
 from sqlext.sql.parse import parse_statements
 from sqlext.sql.plan_dml import DeletePlan, MergeIntoPlan, UpdatePlan
 from sqlext.sql.resolve import Resolver

@@ -20,7 +20,7 @@ from sqlext.log import s3_store
 from sqlext.log.s3_store import S3LogStore, probe_conditional_put
 from sqlext.log.schema import Field
 from sqlext.log.table import DeltaLog
-from tests.log.kit import clear_caches, create_table
+from tests.support.kernel_tables import clear_caches, create_table
 from tests.support.s3 import REPO_ROOT, S3Server, s3a_jars
 from tests.support.s3_writer import read_ids
 
@@ -165,7 +165,7 @@ def test_engine_on_s3a(spark, s3, spark_conf_only):
 def test_s3a_settings_become_client_options(spark):
     """The engine's mapping of fs.s3a.* to boto3 options: per-bucket before global, a scheme
     added from connection.ssl.enabled, keys only in pairs."""
-    from sqlext.engine.storage_bridge import s3a_client_options
+    from sqlext.engine.io.storage_bridge import s3a_client_options
     conf = spark.sparkContext._jvm.org.apache.hadoop.conf.Configuration(False)
     conf.set("fs.s3a.endpoint", "s3.example.com")
     conf.set("fs.s3a.access.key", "global-key")

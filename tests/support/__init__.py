@@ -8,7 +8,15 @@ submodules:
 - :mod:`tests.support.fixtures` the shared Delta fixture tables and ``copy_fixture``.
 - :mod:`tests.support.compare`  ``assert_same_rows`` / ``rows``: multiset comparison of rows
   across engines, with the type differences that legitimately occur between them normalised.
-- :mod:`tests.support.spark`    the one place that builds the test SparkSession.
+- :mod:`tests.support.spark`    the one place that builds the test SparkSession; ``spark_conf``
+  sets Spark settings for a block.
+- :mod:`tests.support.table_checks`   readers agreeing on a table's rows, a commit's actions,
+  a table's on-disk state (what a failed write must leave unchanged).
+- :mod:`tests.support.kernel_tables`  tables built with ``sqlext.log`` alone (no Spark).
+- :mod:`tests.support.dml_cases`      DELETE/UPDATE tables and what DuckDB expects of them.
+- :mod:`tests.support.merge_cases`    one MERGE run in sqlext and in DuckDB on the same rows.
+- :mod:`tests.support.change_feeds`   hand-built histories and change feed reads to compare.
+- :mod:`tests.support.fault_ops`      the fault tests' operations, journal and replay.
 
 Pytest fixtures (``spark``, ``table_path``, ``fixture_table``) live in ``tests/conftest.py``.
 """

@@ -7,6 +7,7 @@ passing :data:`SPARK_CONF`; nothing else in the test suite needs to change.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from pathlib import Path
@@ -46,3 +47,24 @@ def build_session(warehouse_dir: Path, app_name: str = "sqlext-tests"):
         # copy the 650 MB AWS SDK bundle into every session's temporary directory
         conf["spark.driver.extraClassPath"] = s3a_jars().replace(",", os.pathsep)
     return sqlext.session(master=MASTER, app_name=app_name, **conf)
+
+
+#: turns off VACUUM's retention check (tests vacuum with RETAIN 0 HOURS)
+NO_RETENTION_CHECK = {"spark.databricks.delta.retentionDurationCheck.enabled": "false"}
+
+
+@contextlib.contextmanager
+def spark_conf(spark, settings: dict[str, str]):
+    """Set Spark SQL settings for a block and restore the previous values (shared session)."""
+    previous = {k: spark.conf.get(k, None) for k in settings}
+    for k, v in settings.items():
+        spark.conf.set(k, v)
+    try:
+        yield
+    finally:
+        for k, v in previous.items():
+            if v is None:
+                spark.conf.unset(k)
+            else:
+                spark.conf.set(k, v)
+

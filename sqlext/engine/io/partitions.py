@@ -8,7 +8,7 @@ from pyspark.sql import Column, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from sqlext.engine.scan import partition_value, typed_partition_value
+from sqlext.engine.io.scan import partition_value, typed_partition_value
 from sqlext.engine.schemas import spark_schema
 from sqlext.log.actions import AddFile
 from sqlext.log.snapshot import Snapshot

@@ -32,7 +32,7 @@ from pyspark.sql import types as T
 from sqlglot import exp
 
 from sqlext.engine.session import conf_bytes
-from sqlext.engine.plain_parquet import local_parquet_files, read_columns
+from sqlext.engine.io.plain_parquet import local_parquet_files, read_columns
 from sqlext.log.actions import AddFile
 from sqlext.log.pruning import FileView, conjuncts
 from sqlext.log.snapshot import Snapshot

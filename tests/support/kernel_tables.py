@@ -14,7 +14,6 @@ import uuid
 from pathlib import Path
 
 import pyarrow as pa
-import pytest
 import pyarrow.parquet as pq
 
 from sqlext.log.cache import LOG_CACHE
@@ -112,11 +111,3 @@ def age_commits(path, days_ago: float, versions=None) -> None:
     base = time.time() - days_ago * 86_400
     for i, name in enumerate(names):
         os.utime(log_dir / name, (base + i, base + i))
-
-
-@pytest.fixture
-def fresh_caches():
-    """Kernel caches cleared before and after a test (use as an autouse fixture by import)."""
-    clear_caches()
-    yield
-    clear_caches()

@@ -37,11 +37,11 @@ from pyspark.sql import types as T
 
 from sqlext.engine.commit import commit
 from sqlext.engine.conditions import resolve_condition
-from sqlext.engine.dml import begin, spark_job_errors, table_frame
-from sqlext.engine.files import WrittenFile, write_files
-from sqlext.engine.partitions import files_matching_partition_predicate
-from sqlext.engine.rewrite import total_records
-from sqlext.engine.scan import partition_value, scan
+from sqlext.engine.dml.command import begin, spark_job_errors, table_frame
+from sqlext.engine.io.files import WrittenFile, write_files
+from sqlext.engine.io.partitions import files_matching_partition_predicate
+from sqlext.engine.dml.rewrite import total_records
+from sqlext.engine.io.scan import partition_value, scan
 from sqlext.engine.schemas import spark_schema
 from sqlext.engine.session import parse_size
 from sqlext.errors import AnalysisException, SqlextError

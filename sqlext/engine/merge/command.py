@@ -1,11 +1,11 @@
 """MERGE, as delta-spark's MergeIntoCommand does it: only target files holding matched rows (or rows
 a NOT MATCHED BY SOURCE clause changes) are rewritten.
 
-1. Analysis (:class:`~sqlext.engine.merge_plan.MergePlan`): clauses, scopes, types, schema
+1. Analysis (:class:`~sqlext.engine.merge.plan.MergePlan`): clauses, scopes, types, schema
    evolution. Bad input fails here, before any data is read.
 2. Candidate files: target-only conjuncts of the ON condition prune by partition values and
    statistics; one pass over the source counts its rows and collects its join keys' ranges, which
-   prune further (:mod:`sqlext.engine.merge_prune`). NOT MATCHED BY SOURCE clauses add the files
+   prune further (:mod:`sqlext.engine.merge.prune`). NOT MATCHED BY SOURCE clauses add the files
    their conditions may select.
 3. Touched files: one join of the source with the candidates finds, per target row, how many
    source rows match it and which clause acts. Several source rows matching one target row raise
@@ -34,17 +34,17 @@ from pyspark.sql import types as T
 from sqlglot import exp
 
 from sqlext.engine.commit import commit
-from sqlext.engine.dml import Timer, begin, removes, spark_job_errors
-from sqlext.engine.files import CHANGE_TYPE, WrittenFile, write_files
-from sqlext.engine.merge_clauses import MATCHED, NOT_MATCHED, NOT_MATCHED_BY_SOURCE, Clause
-from sqlext.engine.merge_plan import (CLAUSE, COPY, DELETE, INSERT, KIND, OPERATION,
+from sqlext.engine.dml.command import Timer, begin, removes, spark_job_errors
+from sqlext.engine.io.files import CHANGE_TYPE, WrittenFile, write_files
+from sqlext.engine.merge.clauses import MATCHED, NOT_MATCHED, NOT_MATCHED_BY_SOURCE, Clause
+from sqlext.engine.merge.plan import (CLAUSE, COPY, DELETE, INSERT, KIND, OPERATION,
                                       TARGET_PRESENT, UPDATE, MergePlan, source_alias)
-from sqlext.engine.merge_prune import analyse_on, summarize_source
+from sqlext.engine.merge.prune import analyse_on, summarize_source
 from sqlext.engine.session import conf_bytes
-from sqlext.engine.plain_parquet import local_parquet_files
+from sqlext.engine.io.plain_parquet import local_parquet_files
 from sqlext.engine.post_commit import result_row
-from sqlext.engine.rewrite import discard, total_records
-from sqlext.engine.scan import FILE_COLUMN, scan
+from sqlext.engine.dml.rewrite import discard, total_records
+from sqlext.engine.io.scan import FILE_COLUMN, scan
 from sqlext.errors import AnalysisException, MultipleSourceRowMatchError
 from sqlext.log.actions import AddFile, decode_path
 from sqlext.log.pruning import Pruner

@@ -18,10 +18,10 @@ from __future__ import annotations
 from pyspark.sql import SparkSession
 
 from sqlext.engine.conditions import resolve_condition
-from sqlext.engine.dml import (DmlResult, Timer, begin, commit, file_metrics, record_reads, removes,
+from sqlext.engine.dml.command import (DmlResult, Timer, begin, commit, file_metrics, record_reads, removes,
                                spark_job_errors, table_frame)
-from sqlext.engine.partitions import files_matching_partition_predicate
-from sqlext.engine.rewrite import delete_matching_rows, total_records
+from sqlext.engine.io.partitions import files_matching_partition_predicate
+from sqlext.engine.dml.rewrite import delete_matching_rows, total_records
 from sqlext.log.pruning import Pruner
 from sqlext.log.table import DeltaLog
 from sqlext.log.transaction import Transaction

@@ -6,7 +6,7 @@ true are rewritten.
   them; otherwise one scan finds the files that really hold rows where ``condition <=> true``.
 - In those files, matching rows get the ``set`` values (whole columns or nested fields), computed
   from the old row and cast to the column's type as delta-spark does (see
-  :mod:`sqlext.engine.assignments`); other rows are copied unchanged.
+  :mod:`sqlext.engine.dml.assignments`); other rows are copied unchanged.
   Setting a partition column moves the row to its new partition.
 - With the change feed on, each updated row yields ``update_preimage`` and ``update_postimage``
   change rows, written in the same Spark job as the data; copied rows yield none.
@@ -17,12 +17,12 @@ from __future__ import annotations
 
 from pyspark.sql import SparkSession
 
-from sqlext.engine.assignments import resolve_set
+from sqlext.engine.dml.assignments import resolve_set
 from sqlext.engine.conditions import resolve_condition
-from sqlext.engine.dml import (DmlResult, Timer, begin, commit, file_metrics, record_reads, removes,
+from sqlext.engine.dml.command import (DmlResult, Timer, begin, commit, file_metrics, record_reads, removes,
                                spark_job_errors, table_frame)
-from sqlext.engine.partitions import files_matching_partition_predicate
-from sqlext.engine.rewrite import update_matching_rows
+from sqlext.engine.io.partitions import files_matching_partition_predicate
+from sqlext.engine.dml.rewrite import update_matching_rows
 from sqlext.engine.schemas import spark_schema
 from sqlext.log.pruning import Pruner
 from sqlext.log.table import DeltaLog

@@ -10,7 +10,7 @@ from deltalake import write_deltalake
 from pyspark.sql import types as T
 
 import sqlext
-from tests.engine.helpers import actions_of, commit_info, latest_version
+from tests.support.table_checks import actions_of, commit_info, latest_version
 from tests.support import deltalake_cdf, duckdb_query, duckdb_table, read_deltalake
 
 SCHEMA = pa.schema([("id", pa.int64()), ("p", pa.int32()), ("s", pa.string()), ("v", pa.int64())])

@@ -1,13 +1,15 @@
-"""RESTORE TABLE t TO VERSION AS OF n | TIMESTAMP AS OF ts, as delta-spark's RestoreTableCommand.
+"""RESTORE's action planning and commit, from the log alone (no Spark), as delta-spark's
+RestoreTableCommand.
 
 One commit brings the table back to an older version: ``add`` (``dataChange=true``) for each file
 of that version the latest one lacks, ``remove`` (``dataChange=true``) for each file of the latest
 version the old one lacks, the old version's metadata, and a protocol that is never downgraded.
 The change feed reads the commit as the inserts and deletes it amounts to. The files to add must
 still exist: a version whose files were vacuumed cannot be restored
-(:class:`~sqlext.errors.DeltaFileNotFoundError`) unless ``spark.sql.files.ignoreMissingFiles`` is
-true, in which case the missing files are left out. The transaction reads the whole table, so any
-concurrent data change makes the RESTORE fail rather than undo it silently.
+(:class:`~sqlext.errors.DeltaFileNotFoundError`) unless ``ignore_missing_files`` is true, in which
+case the missing files are left out. The transaction reads the whole table, so any concurrent
+data change makes the RESTORE fail rather than undo it silently. The Spark-side entry point
+(session settings, result frame) is :mod:`sqlext.engine.maintenance.restore`.
 
 Metrics (commit and result), delta-spark's: ``tableSizeAfterRestore``, ``numOfFilesAfterRestore``,
 ``numRemovedFiles``, ``numRestoredFiles``, ``removedFilesSize``, ``restoredFilesSize``.
@@ -28,15 +30,6 @@ from sqlext.log.table import DeltaLog
 from sqlext.log.transaction import ENGINE_INFO, now_ms
 
 OPERATION = "RESTORE"
-IGNORE_MISSING_FILES = "spark.sql.files.ignoreMissingFiles"
-
-#: RESTORE's result columns (delta-spark's), in order, with the metric each one reports
-RESULT_COLUMNS = [("table_size_after_restore", "tableSizeAfterRestore"),
-                  ("num_of_files_after_restore", "numOfFilesAfterRestore"),
-                  ("num_removed_files", "numRemovedFiles"),
-                  ("num_restored_files", "numRestoredFiles"),
-                  ("removed_files_size", "removedFilesSize"),
-                  ("restored_files_size", "restoredFilesSize")]
 
 
 @dataclass
@@ -131,22 +124,3 @@ def restore_table(log: DeltaLog, version: int | None = None, timestamp_ms: int |
               "timestamp": timestamp_text if timestamp_ms is not None else None}
     committed = txn.commit(actions, OPERATION, params, metrics, user_metadata, engine_info)
     return RestoreResult(committed, target_version, metrics)
-
-
-def restore(spark, log: DeltaLog, version: int | None = None, timestamp=None) -> RestoreResult:
-    """RESTORE with the session's settings: a timestamp is text (read in the session time zone),
-    a datetime or a date; ``spark.sql.files.ignoreMissingFiles`` allows missing files."""
-    from sqlext.engine.read import timestamp_ms
-    from sqlext.engine.commit import commit_fields
-    ts = None if timestamp is None else timestamp_ms(timestamp, spark, log.name)
-    ignore = str(spark.conf.get(IGNORE_MISSING_FILES, "false")).lower() == "true"
-    return restore_table(log, version, ts, timestamp_text=None if timestamp is None else str(timestamp),
-                         ignore_missing_files=ignore, **commit_fields(spark))
-
-
-def result_frame(spark, result: RestoreResult):
-    """RESTORE's result row as a DataFrame with delta-spark's columns."""
-    from pyspark.sql import types as T
-    schema = T.StructType([T.StructField(name, T.LongType()) for name, _ in RESULT_COLUMNS])
-    return spark.createDataFrame([tuple(int(result.metrics[m]) for _, m in RESULT_COLUMNS)],
-                                 schema)

@@ -33,7 +33,7 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from sqlext.engine.changes_plan import (CHANGE_TYPE, COMMIT_TIMESTAMP, COMMIT_VERSION, DELETE,
+from sqlext.log.changes_plan import (CHANGE_TYPE, COMMIT_TIMESTAMP, COMMIT_VERSION, DELETE,
                                         INSERT, POSTIMAGE, PREIMAGE)
 
 

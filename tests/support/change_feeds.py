@@ -209,7 +209,7 @@ def feeds(spark, path, cases: dict[str, dict]) -> dict[str, Counter]:
     return out
 
 
-def deltalake_rows(path, start: int, end: int | None = None) -> Counter:
+def deltalake_change_rows(path, start: int, end: int | None = None) -> Counter:
     """delta-rs's change feed as a multiset of (table columns..., change type, version)."""
     from tests.support import deltalake_cdf
     from tests.support.compare import rows as normalised

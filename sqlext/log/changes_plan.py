@@ -28,7 +28,6 @@ from sqlext.log.table import DeltaLog
 
 INSERT, DELETE = "insert", "delete"
 PREIMAGE, POSTIMAGE = "update_preimage", "update_postimage"
-CHANGE_TYPES = (INSERT, DELETE, PREIMAGE, POSTIMAGE)
 CHANGE_TYPE, COMMIT_VERSION, COMMIT_TIMESTAMP = "_change_type", "_commit_version", "_commit_timestamp"
 _CDF_KEY = "delta.enableChangeDataFeed"
 

@@ -1,10 +1,10 @@
 """Change feed reads: the rows a range of versions inserted, deleted and updated, as one DataFrame.
 
-The log says which files hold the changes (:mod:`sqlext.engine.changes_plan`); all of them —
+The log says which files hold the changes (:mod:`sqlext.log.changes_plan`); all of them —
 change files and data files of every version — are read by one parquet scan (one per partition
 layout when the range repartitions the table), each file's commit version, commit time and (for
-data files) change type attached by the file-name join of :func:`sqlext.engine.scan.read_files`.
-The deduplication modes are windows on top (:mod:`sqlext.engine.changes_dedup`), so a read is one
+data files) change type attached by the file-name join of :func:`sqlext.engine.io.scan.read_files`.
+The deduplication modes are windows on top (:mod:`sqlext.engine.changes.dedup`), so a read is one
 lazy Spark plan.
 """
 
@@ -17,13 +17,13 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from sqlext.engine import changes_dedup as dedup
+from sqlext.engine.changes import dedup
 from sqlext.catalog import Catalog, TableRef
-from sqlext.engine.changes_plan import (CHANGE_TYPE, COMMIT_TIMESTAMP, COMMIT_VERSION, ChangeFile,
+from sqlext.log.changes_plan import (CHANGE_TYPE, COMMIT_TIMESTAMP, COMMIT_VERSION, ChangeFile,
                                         ChangePlan, RangeRequest, check_files_present,
                                         plan_changes, resolve_range)
 from sqlext.engine.read import timestamp_ms
-from sqlext.engine.scan import FileRead, read_files
+from sqlext.engine.io.scan import FileRead, read_files
 from sqlext.engine.schemas import spark_schema
 from sqlext.engine.session import prepare
 from sqlext.engine.conditions import check_condition, spark_condition

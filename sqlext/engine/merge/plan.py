@@ -8,7 +8,7 @@ last two kinds are computed on their own side before the join (``target_side`` /
 
 The expressions the execution needs over the joined rows (which clause acts, what kind of change
 that is, the new and old values of each column) come from :meth:`MergePlan.clause_index` and
-friends; :mod:`sqlext.engine.merge` runs them.
+friends; :mod:`sqlext.engine.merge.command` runs them.
 """
 
 from __future__ import annotations
@@ -20,10 +20,10 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from sqlglot import exp
 
-from sqlext.engine.assignments import assign, quote, split_name, target_path
+from sqlext.engine.dml.assignments import assign, quote, split_name, target_path
 from sqlext.engine.conditions import Condition, resolve_condition
-from sqlext.engine.dml import table_frame
-from sqlext.engine.merge_clauses import (KIND_NAMES, MATCHED, NOT_MATCHED, NOT_MATCHED_BY_SOURCE,
+from sqlext.engine.dml.command import table_frame
+from sqlext.engine.merge.clauses import (KIND_NAMES, MATCHED, NOT_MATCHED, NOT_MATCHED_BY_SOURCE,
                                          Clause)
 from sqlext.engine.schemas import spark_schema
 from sqlext.errors import AnalysisException
@@ -399,6 +399,3 @@ class MergePlan:
         return [(column_of(target, f.name) if f.name.lower() in self._old
                  else F.lit(None).cast(f.dataType)).alias(f.name)
                 for f in self.new_schema.fields]
-
-    def on_predicate(self) -> exp.Expression | None:
-        return self.on.predicate

@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from pyspark.sql import Column, DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 
-from sqlext.engine import storage_bridge
-from sqlext.engine.files import CHANGE_TYPE, WrittenFile, quoted_column, write_files
-from sqlext.engine.scan import FILE_COLUMN, scan
+from sqlext.engine.io import storage_bridge
+from sqlext.engine.io.files import CHANGE_TYPE, WrittenFile, quoted_column, write_files
+from sqlext.engine.io.scan import FILE_COLUMN, scan
 from sqlext.engine.schemas import spark_schema
 from sqlext.log.actions import AddFile
 from sqlext.log.snapshot import Snapshot
@@ -52,13 +52,6 @@ def count_matches(spark: SparkSession, log: DeltaLog, snapshot: Snapshot,
     df = scan_rows(spark, log, snapshot, candidates, alias, with_file_column=True)
     rows = df.filter(condition.eqNullSafe(F.lit(True))).groupBy(FILE_COLUMN).count().collect()
     return {r[0]: r[1] for r in rows}
-
-
-def files_with_matches(spark: SparkSession, log: DeltaLog, snapshot: Snapshot,
-                       candidates: list[AddFile], condition: Column) -> list[AddFile]:
-    """The candidate files holding at least one row where ``condition`` is true (one Spark scan)."""
-    hit = count_matches(spark, log, snapshot, candidates, condition)
-    return [f for f in candidates if f.path in hit]
 
 
 def total_records(files: list[AddFile]) -> int | None:

@@ -20,7 +20,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from sqlext.engine import storage_bridge
+from sqlext.engine.io import storage_bridge
 from sqlext.log.actions import AddCDCFile, AddFile, encode_path
 from sqlext.log.layout import CHANGE_DATA_DIR, STAGING_DIR
 from sqlext.log.schema import Field, parse_schema

@@ -17,9 +17,9 @@ from urllib.parse import unquote
 from pyspark.sql import SparkSession
 from pyspark.sql import types as T
 
-from sqlext.engine import storage_bridge
+from sqlext.engine.io import storage_bridge
 from sqlext.engine.commit import commit
-from sqlext.engine.files import HIVE_NULL, STAGING_DIR
+from sqlext.engine.io.files import HIVE_NULL, STAGING_DIR
 from sqlext.errors import AnalysisException, NonEmptyLocationError, SqlextError
 from sqlext.log.actions import AddFile, Metadata, encode_path
 from sqlext.log.protocol import protocol_for_new_table

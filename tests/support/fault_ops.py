@@ -75,6 +75,12 @@ def rows_at(log: DeltaLog, version: int | None = None) -> list[tuple]:
     return sorted(rows_of_files(log, log.snapshot(version).files))
 
 
+def deltalake_rows_at(path, version: int | None = None) -> list[tuple]:
+    """The table's rows (id, grp, val), sorted, as delta-rs reads them (latest or ``version``)."""
+    from tests.support import read_deltalake
+    return sorted((r["id"], r["grp"], r["val"]) for r in read_deltalake(path, version).to_pylist())
+
+
 def _write(log: DeltaLog, grp: str, rows: list[tuple], data_change: bool = True) -> AddFile:
     rel = f"grp={grp}/part-00000-{uuid.uuid4()}.c000.snappy.parquet"
     full = Path(log.location) / rel
@@ -242,13 +248,13 @@ def run_spark(spark, log: DeltaLog, op: dict, announce) -> int | None:
     announce(txn.read_version)
     cond = f"grp = '{op.get('grp')}' AND id % {op.get('m')} = {op.get('r')}"
     if kind == "delete":
-        from sqlext.engine.delete import delete
+        from sqlext.engine.dml.delete import delete
         return delete(spark, log, cond, txn=txn).version
     if kind == "update":
-        from sqlext.engine.update import update
+        from sqlext.engine.dml.update import update
         return update(spark, log, cond, {"val": f"val + {op['add']}"}, txn=txn).version
     if kind == "merge":
-        from sqlext.engine.merge import merge
+        from sqlext.engine.merge.command import merge
         source = spark.createDataFrame([tuple(r) for r in op["rows"]], schema).alias("s")
         builder = (DeltaTable.forPath(spark, log.location).alias("t")
                    .merge(source, "t.id = s.id").whenMatchedUpdate(set={"val": "s.val"})

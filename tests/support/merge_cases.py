@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 import sqlext
-from tests.dml.dml_kit import SCHEMA, SPARK_SCHEMA, rows_table
+from tests.support.dml_cases import SCHEMA, SPARK_SCHEMA, rows_table
 from tests.support import duckdb_query, duckdb_table, rows
 
 TARGET, SOURCE = "tgt", "src"

@@ -1,4 +1,5 @@
-"""Helpers shared by the engine tests: cross-reader checks and snapshots of a table's state.
+"""Helpers shared by the engine, DML and maintenance tests: cross-reader checks and snapshots of a
+table's state.
 
 Every check reads the table three times, independently: sqlext (Spark), delta-rs (``deltalake``)
 and DuckDB's delta extension.

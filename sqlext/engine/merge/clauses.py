@@ -1,4 +1,4 @@
-"""The WHEN clauses of a MERGE, as the engine takes them (:func:`sqlext.engine.merge.merge`).
+"""The WHEN clauses of a MERGE, as the engine takes them (:func:`sqlext.engine.merge.command.merge`).
 
 Built by :class:`sqlext.tables.DeltaMergeBuilder` (delta-spark's ``whenMatchedUpdate`` and
 friends) and by the SQL planner (``MERGE INTO ... WHEN ...``). Conditions and values are SQL
