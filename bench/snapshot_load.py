@@ -51,9 +51,9 @@ value = len(reader.load({path!r}).inputFiles())
 
 def _child(engine: str, path: str, version: int | None) -> None:
     if engine == "sqlext":
-        import _genlog
+        import log_generator
         from sqlext.log.table import DeltaLog
-        _genlog.clear_caches()
+        log_generator.clear_caches()
         start = time.perf_counter()
         snap = DeltaLog(path).snapshot(version)
         paths = [f.path for f in snap.files]
@@ -100,12 +100,12 @@ def main() -> None:
         _child(args.child, args.path, args.version)
         return
 
-    import _genlog
+    import log_generator
     marker = os.path.join(args.path, f".generated-{args.commits}x{args.adds}")
     if not os.path.exists(marker):
         shutil.rmtree(args.path, ignore_errors=True)
         print(f"generating {args.commits} commits x {args.adds} adds at {args.path} ...", flush=True)
-        secs = _genlog.generate(args.path, args.commits, args.adds)
+        secs = log_generator.generate(args.path, args.commits, args.adds)
         open(marker, "w").close()
         print(f"generated in {secs:.1f}s")
     log_dir = os.path.join(args.path, "_delta_log")

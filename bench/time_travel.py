@@ -24,7 +24,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-import _genlog  # noqa: E402
+import log_generator  # noqa: E402
 from sqlext.log.segment import segment_for  # noqa: E402
 from sqlext.log.snapshot import Replayer  # noqa: E402
 from sqlext.log.table import DeltaLog  # noqa: E402
@@ -33,7 +33,7 @@ from sqlext.log.table import DeltaLog  # noqa: E402
 def _best_time(fn, runs: int):
     times, result = [], None
     for _ in range(runs):
-        _genlog.clear_caches()
+        log_generator.clear_caches()
         start = time.perf_counter()
         result = fn()
         times.append(time.perf_counter() - start)
@@ -83,7 +83,7 @@ def main() -> None:
     if not os.path.exists(marker):
         shutil.rmtree(args.path, ignore_errors=True)
         print(f"generating {args.commits} commits x {args.adds} adds at {args.path} ...", flush=True)
-        secs = _genlog.generate(args.path, args.commits, args.adds, quiet=True)
+        secs = log_generator.generate(args.path, args.commits, args.adds, quiet=True)
         open(marker, "w").close()
         print(f"generated in {secs:.1f}s")
     listing = DeltaLog(args.path).listing()
