@@ -125,6 +125,11 @@ def _aligned(expr, source: T.DataType | None, target: T.DataType):
     return expr.cast(target)
 
 
+def quoted_column(name: str):
+    """``F.col`` for a column name taken literally (dots, backquotes and all)."""
+    return F.col("`" + name.replace("`", "``") + "`")
+
+
 def plan_write(df: DataFrame, table_schema: T.StructType | None, merge_schema: bool,
                table_name: str) -> WritePlan:
     """Check ``df`` against the table's schema and build the column expressions to write.
@@ -140,13 +145,13 @@ def plan_write(df: DataFrame, table_schema: T.StructType | None, merge_schema: b
     if table_schema is None:
         schema = T.StructType([T.StructField(f.name, T.StringType() if isinstance(
             f.dataType, T.NullType) else f.dataType, True, f.metadata) for f in df.schema.fields])
-        return WritePlan(schema, True, [_aligned(F.col(f"`{f.name}`"), f.dataType, t.dataType)
+        return WritePlan(schema, True, [_aligned(quoted_column(f.name), f.dataType, t.dataType)
                                         .alias(f.name) for f, t in zip(df.schema.fields, schema)])
     merged, changed = _merge_struct(table_schema, df.schema, merge_schema, "", table_name)
     source = {f.name.lower(): f for f in df.schema.fields}
     columns = []
     for f in merged.fields:
         sf = source.get(f.name.lower())
-        expr = F.col(f"`{sf.name.replace('`', '``')}`") if sf is not None else None
+        expr = quoted_column(sf.name) if sf is not None else None
         columns.append(_aligned(expr, sf.dataType if sf else None, f.dataType).alias(f.name))
     return WritePlan(merged, changed, columns)

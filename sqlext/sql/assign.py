@@ -13,7 +13,7 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from sqlext.engine.schemas import same_type
+from sqlext.engine.schemas import quoted_column, same_type
 from sqlext.errors import AnalysisException, InvariantViolationError
 
 
@@ -65,7 +65,7 @@ def check_not_null(df: DataFrame, schema: T.StructType, table: str) -> None:
     required = [f.name for f in schema.fields if not f.nullable]
     if not required:
         return
-    cols = [F.col(f"`{name.replace('`', '``')}`") for name in required]
+    cols = [quoted_column(name) for name in required]
     flags = [F.max(c.isNull().cast("int")).alias(f"n{i}") for i, c in enumerate(cols)]
     row = df.agg(*flags).first()
     bad = [name for i, name in enumerate(required) if row[f"n{i}"] == 1]

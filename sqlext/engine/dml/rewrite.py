@@ -17,7 +17,8 @@ from pyspark.sql import Column, DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 
 from sqlext.engine.io import storage_bridge
-from sqlext.engine.io.files import CHANGE_TYPE, WrittenFile, quoted_column, write_files
+from sqlext.engine.io.files import CHANGE_TYPE, WrittenFile, write_files
+from sqlext.engine.schemas import quoted_column
 from sqlext.engine.io.scan import FILE_COLUMN, scan
 from sqlext.engine.schemas import spark_schema
 from sqlext.log.actions import AddFile

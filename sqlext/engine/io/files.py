@@ -21,6 +21,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from sqlext.engine.io import storage_bridge
+from sqlext.engine.schemas import quoted_column
 from sqlext.log.actions import AddCDCFile, AddFile, encode_path
 from sqlext.log.layout import CHANGE_DATA_DIR, STAGING_DIR
 from sqlext.log.schema import Field, parse_schema
@@ -97,11 +98,6 @@ def _unsorted_if(spark: SparkSession, condition: bool):
         yield
     finally:
         spark.conf.unset(key)
-
-
-def quoted_column(name: str):
-    """``F.col`` for a column name taken literally (dots, backquotes and all)."""
-    return F.col("`" + name.replace("`", "``") + "`")
 
 
 def write_files(spark: SparkSession, df: DataFrame, log: DeltaLog, partition_columns: list[str],

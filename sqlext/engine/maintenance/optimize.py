@@ -42,7 +42,7 @@ from sqlext.engine.io.files import WrittenFile, write_files
 from sqlext.engine.io.partitions import files_matching_partition_predicate
 from sqlext.engine.dml.rewrite import total_records
 from sqlext.engine.io.scan import partition_value, scan
-from sqlext.engine.schemas import spark_schema
+from sqlext.engine.schemas import quoted_column, spark_schema
 from sqlext.engine.session import parse_size
 from sqlext.errors import AnalysisException, SqlextError
 from sqlext.log.actions import AddFile
@@ -195,10 +195,6 @@ def _zorder_columns(log: DeltaLog, snapshot: Snapshot, columns) -> list[str]:
 # --- z-order ------------------------------------------------------------------------------------
 
 
-def _quoted(name: str) -> Column:
-    return F.col(f"`{name.replace('`', '``')}`")
-
-
 def _below(value: Column):
     """``b -> b < value`` for ``filter`` (a one-argument function, as pyspark requires)."""
     return lambda b: b < value
@@ -207,7 +203,7 @@ def _below(value: Column):
 def _boundaries(df: DataFrame, column: str, rows: int | None, limit: int) -> list:
     """Up to ``limit`` increasing values splitting a sample of ``column`` into equal ranges."""
     fraction = 1.0 if not rows else min(1.0, ZORDER_SAMPLE_ROWS / rows)
-    sample = df.select(_quoted(column).alias("v")).where(F.col("v").isNotNull())
+    sample = df.select(quoted_column(column).alias("v")).where(F.col("v").isNotNull())
     if fraction < 1.0:
         sample = sample.sample(False, fraction, seed=17)
     values = sorted(r[0] for r in sample.limit(ZORDER_SAMPLE_ROWS).collect())
@@ -228,7 +224,7 @@ def zorder_frame(df: DataFrame, columns: list[str], num_files: int, rows: int | 
         bounds = _boundaries(df, c, rows, (1 << bits) - 1)
         if bounds:
             arr = F.array(*[F.lit(b).cast(types[c]) for b in bounds])
-            rid = F.size(F.filter(arr, _below(_quoted(c)))).cast("long")
+            rid = F.size(F.filter(arr, _below(quoted_column(c)))).cast("long")
         else:
             rid = F.lit(0).cast("long")
         for i in range(bits):
@@ -236,7 +232,7 @@ def zorder_frame(df: DataFrame, columns: list[str], num_files: int, rows: int | 
             z = z.bitwiseOR(F.shiftleft(bit, i * len(columns) + (len(columns) - 1 - j)))
     zcol = "__sqlext_zorder"
     out = df.withColumn(zcol, z).repartitionByRange(num_files, F.col(zcol))
-    out = out.sortWithinPartitions(F.col(zcol), *[_quoted(c) for c in columns])
+    out = out.sortWithinPartitions(F.col(zcol), *[quoted_column(c) for c in columns])
     return out.drop(zcol)
 
 
