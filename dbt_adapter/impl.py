@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 from dbt.adapters.base import BaseRelation, available
+from dbt.adapters.contracts.connection import AdapterResponse
 from dbt.adapters.contracts.relation import RelationConfig, RelationType
 from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.spark.column import SparkColumn
@@ -63,6 +64,25 @@ class SqlextAdapter(SparkAdapter):
     def sqlext_session(self) -> SparkSession:
         """The SQL session of this thread's dbt connection."""
         return self.connections.get_thread_connection().handle.spark
+
+    @available.parse_none
+    def submit_python_job(self, parsed_model: dict, compiled_code: str) -> AdapterResponse:
+        """Run a Python model's code in this process, on this thread's SQL session (dbt-spark
+        sends it to a Databricks cluster; sqlext's dbt runs next to its SparkSession). The code
+        (see the macro ``sqlext_py_write_table``) calls the model and commits what it returns
+        with one ``sqlext.sql`` statement, under the same commit metadata as SQL models."""
+        from sqlext.engine.commit import commit_metadata_scope
+
+        from dbt.adapters.sqlext.connections import commit_user_metadata
+
+        name = parsed_model.get("unique_id") or parsed_model.get("alias") or "python model"
+        scope: Dict[str, Any] = {"__name__": "dbt_python_model", "spark": self.sqlext_session()}
+        with self.connections.exception_handler(f"python model {name}"):
+            # dbt-core's create_table_as indents the first line of what it dispatches to
+            code = compile(compiled_code.lstrip(), f"<dbt {name}>", "exec")
+            with commit_metadata_scope(commit_user_metadata()):
+                exec(code, scope)  # noqa: S102 - the project's own model code, as dbt runs it
+        return AdapterResponse(_message="OK")
 
     def list_relations_without_caching(self, schema_relation: BaseRelation) -> List[BaseRelation]:
         """The schema's relations from sqlext's catalog and Spark's; [] for an unknown schema."""

@@ -39,10 +39,9 @@
 
 
 {% macro sqlext__create_table_as(temporary, relation, compiled_code, language='sql') -%}
-  {%- if language != 'sql' -%}
-    {{ exceptions.raise_compiler_error("sqlext runs SQL models; Python models are not supported (model " ~ relation ~ ")") }}
-  {%- endif -%}
-  {%- if temporary -%}
+  {%- if language == 'python' -%}
+    {{ sqlext_py_write_table(temporary, relation, compiled_code) }}
+  {%- elif temporary -%}
     {{ create_temporary_view(relation, compiled_code) }}
   {%- else -%}
     {%- if sqlext_file_format() in ['delta', 'iceberg'] %}
@@ -154,4 +153,47 @@
     {% endset %}
     {% do run_query(comment_query) %}
   {% endfor %}
+{% endmacro %}
+
+
+{#-- A Python model's code: the model's own code and dbt's helpers (compiled_code), then a call
+     of model(dbt, session) whose DataFrame (pyspark, pandas or pandas-on-Spark) becomes a global
+     temporary view (global: pandas-on-Spark builds its frames on the application's default
+     session, not on the dbt connection's), committed by the SQL a SQL model of the same config
+     runs: `create or replace table ... as select * from <view>` (temporary: the incremental
+     run's `__dbt_tmp` view over it, which the strategy's one statement reads). dbt.ref and
+     dbt.source read through sqlext.sql, so Delta tables are read at their current version. The
+     adapter's submit_python_job runs it with `spark` bound to the dbt connection's session. --#}
+{% macro sqlext_py_write_table(temporary, relation, compiled_code) %}
+{%- set view = 'dbt_python_rows_' ~ (relation.identifier | replace('-', '_')) -%}
+{%- set commit_sql = create_table_as(temporary, relation, 'select * from global_temp.' ~ view, 'sql') -%}
+{{ compiled_code }}
+
+
+# --- sqlext: run the model, commit what it returns --- #
+def sqlext_materialize(spark):
+    import pyspark.sql
+    import sqlext
+
+    dbt = dbtObj(lambda name: sqlext.sql(spark, "select * from " + name))
+    df = model(dbt, spark)
+    if not isinstance(df, pyspark.sql.DataFrame):
+        if hasattr(df, "to_spark"):          # pandas-on-Spark
+            df = df.to_spark()
+        else:                                # pandas
+            df = spark.createDataFrame(df)
+    df.createOrReplaceGlobalTempView({{ tojson(view) }})
+    sqlext.sql(spark, {{ tojson(commit_sql) }})
+    {%- if not temporary %}
+    spark.catalog.dropGlobalTempView({{ tojson(view) }})
+    {%- endif %}
+
+
+sqlext_materialize(spark)
+{% endmacro %}
+
+
+{#-- dbt-spark's name for it, for anything that calls py_write_table directly --#}
+{% macro py_write_table(compiled_code, target_relation) %}
+  {{ return(sqlext_py_write_table(False, target_relation, compiled_code)) }}
 {% endmacro %}

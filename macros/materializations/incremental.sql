@@ -23,7 +23,8 @@
 {% endmacro %}
 
 
-{% materialization incremental, adapter='sqlext', supported_languages=['sql'] -%}
+{% materialization incremental, adapter='sqlext', supported_languages=['sql', 'python'] -%}
+  {%- set language = model['language'] -%}
   {%- set file_format = dbt_spark_validate_get_file_format(sqlext_file_format()) -%}
   {%- set strategy = sqlext_incremental_strategy(file_format) -%}
   {%- set grant_config = config.get('grants') -%}
@@ -38,21 +39,21 @@
   {{ run_hooks(pre_hooks) }}
 
   {%- if existing_relation is none -%}
-    {%- call statement('main') -%}
-      {{ create_table_as(False, target_relation, compiled_code) }}
+    {%- call statement('main', language=language) -%}
+      {{ create_table_as(False, target_relation, compiled_code, language) }}
     {%- endcall -%}
     {% do persist_constraints(target_relation, model) %}
   {%- elif existing_relation.is_view or should_full_refresh() -%}
     {% if not (existing_relation.is_table and existing_relation.is_delta and file_format == 'delta') %}
       {% do adapter.drop_relation(existing_relation) %}
     {% endif %}
-    {%- call statement('main') -%}
-      {{ create_table_as(False, target_relation, compiled_code) }}
+    {%- call statement('main', language=language) -%}
+      {{ create_table_as(False, target_relation, compiled_code, language) }}
     {%- endcall -%}
     {% do persist_constraints(target_relation, model) %}
   {%- else -%}
-    {%- call statement('create_tmp_relation') -%}
-      {{ create_table_as(True, tmp_relation, compiled_code) }}
+    {%- call statement('create_tmp_relation', language=language) -%}
+      {{ create_table_as(True, tmp_relation, compiled_code, language) }}
     {%- endcall -%}
     {%- do process_schema_changes(on_schema_change, tmp_relation, existing_relation) -%}
     {%- if strategy == 'insert_overwrite' and partition_by -%}

@@ -2,7 +2,7 @@
      Delta table (history kept; readers see the old version until the new one is committed). A
      view or a table of another format in the way is dropped first. --#}
 
-{% materialization table, adapter='sqlext', supported_languages=['sql'] %}
+{% materialization table, adapter='sqlext', supported_languages=['sql', 'python'] %}
   {%- set identifier = model['alias'] -%}
   {%- set grant_config = config.get('grants') -%}
   {%- set old_relation = adapter.get_relation(database=database, schema=schema, identifier=identifier) -%}
@@ -19,8 +19,9 @@
     {% endif %}
   {% endif %}
 
-  {%- call statement('main') -%}
-    {{ create_table_as(False, target_relation, compiled_code) }}
+  {%- set language = model['language'] -%}
+  {%- call statement('main', language=language) -%}
+    {{ create_table_as(False, target_relation, compiled_code, language) }}
   {%- endcall -%}
 
   {% set should_revoke = should_revoke(old_relation, full_refresh_mode=True) %}
