@@ -13,7 +13,7 @@ from sqlext.errors import (CorruptLogError, TableNotFoundError, TimestampOutOfRa
 from sqlext.log.actions import Action, CommitInfo, decode_path, parse_commit
 from sqlext.log.cache import LOG_CACHE
 from sqlext.log.checkpoint import checkpoint_bytes, last_checkpoint_bytes, read_checkpoint
-from sqlext.log.protocol import check_readable, check_writable
+from sqlext.log.protocol import check_readable
 from sqlext.log.segment import (LogListing, checkpoint_name, commit_name, parse_listing,
                                 segment_for)
 from sqlext.log.snapshot import Replayer, Snapshot
@@ -308,9 +308,6 @@ class DeltaLog:
         if snapshot is None:
             listing = self.listing()
             snapshot = self.snapshot(listing=listing) if listing.latest_version is not None else None
-        if snapshot is not None:
-            # refuse before any data is written, not only at commit
-            check_writable(self.name, snapshot.version, snapshot.protocol, snapshot.metadata)
         return Transaction(self, snapshot, isolation_level)
 
 

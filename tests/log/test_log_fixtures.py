@@ -121,8 +121,9 @@ def test_deletion_vector_table_loads_with_its_descriptor():
 def test_deletion_vector_table_is_refused_for_writes(fixture_table, version):
     path = str(fixture_table(DV_TABLE))
     log = DeltaLog(path)
+    txn = log.start_transaction(log.snapshot(version))
     with pytest.raises(UnsupportedTableFeatureError) as err:
-        log.start_transaction(log.snapshot(version))
+        txn.commit([], "WRITE")
     msg = str(err.value)
     assert "deletionVectors" in msg and "does not write them yet" in msg
     assert path in msg and "version" in msg
