@@ -175,6 +175,24 @@ class RoaringBitmapArray:
     buckets: tuple[tuple[int, BitMap], ...]
 
     @classmethod
+    def from_rows(cls, rows) -> "RoaringBitmapArray":
+        """The set of the given row indexes."""
+        buckets: dict[int, BitMap] = {}
+        for r in rows:
+            buckets.setdefault(r >> 32, BitMap()).add(r & 0xFFFFFFFF)
+        return cls(tuple(sorted(buckets.items(), key=lambda kb: kb[0])))
+
+    def serialize(self) -> bytes:
+        """The portable ``RoaringBitmapArray`` layout (magic included), as Delta writers store
+        it; run containers where they are smaller."""
+        out = [struct.pack("<iq", PORTABLE_MAGIC, len(self.buckets))]
+        for key, bitmap in sorted(self.buckets, key=lambda kb: kb[0]):
+            bitmap = BitMap(bitmap)
+            bitmap.run_optimize()
+            out.append(struct.pack("<I", key) + bitmap.serialize())
+        return b"".join(out)
+
+    @classmethod
     def deserialize(cls, data: bytes) -> "RoaringBitmapArray":
         """Decode a serialized ``RoaringBitmapArray`` (magic included)."""
         if len(data) < 12:
@@ -224,6 +242,16 @@ class RoaringBitmapArray:
         """``(high << 32, array of low 32-bit values)`` per bucket, for bulk conversion."""
         return [(key << 32, bitmap.to_array()) for key, bitmap in sorted(self.buckets,
                                                                         key=lambda kb: kb[0])]
+
+
+def deletion_vector_file(bitmaps: list[bytes]) -> tuple[bytes, list[int]]:
+    """The bytes of a deletion vector file holding the serialized ``bitmaps``, and the
+    ``offset`` of each."""
+    data, offsets = bytearray(b"\x01"), []
+    for b in bitmaps:
+        offsets.append(len(data))
+        data += struct.pack(">i", len(b)) + b + struct.pack(">I", zlib.crc32(b))
+    return bytes(data), offsets
 
 
 def stored_bitmap_bytes(file_bytes: bytes, offset: int | None, size_in_bytes: int,
