@@ -17,7 +17,7 @@ import sqlext
 from sqlext.errors import UnsupportedTableFeatureError
 from sqlext.log.deletion_vectors import DeletionVectorDescriptor, stored_bitmap_bytes, z85_encode
 from sqlext.log.table import DeltaLog
-from tests.log.kit import clear_caches
+from tests.support.kernel_tables import clear_caches
 from tests.support import assert_same_rows, read_duckdb
 from tests.support.deltaspark import delta_path
 
