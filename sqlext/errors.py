@@ -27,6 +27,10 @@ class CorruptLogError(SqlextError):
     """The transaction log cannot be replayed (missing versions, unreadable commit, no metadata)."""
 
 
+class DeletionVectorError(CorruptLogError):
+    """A deletion vector cannot be read: a bad descriptor, a missing or corrupt file."""
+
+
 class VersionNotFoundException(SqlextError):
     """The requested version does not exist or can no longer be reconstructed."""
 

@@ -27,6 +27,7 @@ from sqlext.engine.table_metadata import new_table_metadata, stage_metadata
 from sqlext.errors import (AnalysisException, InvariantViolationError, ProtocolChangedException,
                            SchemaMismatchError, SqlextError, TableAlreadyExistsError)
 from sqlext.log.actions import Metadata, SetTransaction
+from sqlext.log.protocol import check_writable
 from sqlext.log.pruning import Pruner, only_partition_columns, parse_predicate
 from sqlext.log.table import DeltaLog
 from sqlext.log.transaction import now_ms
@@ -115,6 +116,10 @@ def _write_once(spark, df, ref: TableRef, mode, partition_by, replace_where, mer
     if metadata is not None:
         stage_metadata(txn, metadata)
     effective = metadata or snapshot.metadata
+    if snapshot is not None:
+        # the commit's check, made before any data file is written (e.g. deletion vectors)
+        check_writable(log.name, snapshot.version, txn.new_protocol or snapshot.protocol,
+                       effective)
     cdf = str(effective.configuration.get("delta.enableChangeDataFeed", "false")).lower() == "true"
 
     at_version = snapshot.version if snapshot is not None else None

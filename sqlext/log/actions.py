@@ -154,8 +154,13 @@ class AddFile:
 
     @property
     def num_records(self) -> int | None:
+        """Rows of the file that are live: ``numRecords`` less the deletion vector's
+        ``cardinality``; None without statistics."""
         stats = self.parsed_stats()
-        return None if stats is None else stats.get("numRecords")
+        n = None if stats is None else stats.get("numRecords")
+        if n is not None and self.deletion_vector:
+            n -= int(self.deletion_vector.get("cardinality") or 0)
+        return n
 
     def remove(self, deletion_timestamp: int, data_change: bool = True) -> "RemoveFile":
         """The ``remove`` action that logically deletes this file, with the same path string."""

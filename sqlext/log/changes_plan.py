@@ -4,7 +4,8 @@ checks delta-spark makes on them, and the files whose rows are the changes.
 Per version, as PROTOCOL.md says: when the commit has ``cdc`` actions its changes are the rows of
 those files (each row carries its ``_change_type``); otherwise the files ``add``-ed with
 ``dataChange=true`` hold inserted rows and the files ``remove``-d with ``dataChange=true`` hold
-deleted rows. Like delta-spark, a MERGE whose metrics say it inserted, updated and deleted nothing
+deleted rows (less the rows their deletion vectors delete; a file whose deletion vector a commit
+replaced changed only by the rows the two vectors differ in). Like delta-spark, a MERGE whose metrics say it inserted, updated and deleted nothing
 yields no changes, and the change feed must be enabled at the first version of the range and not
 disabled by any later one.
 """
@@ -17,7 +18,7 @@ import os
 from dataclasses import dataclass, field
 
 from sqlext.errors import (ChangeDataFeedError, ChangeDataFilesMissingError,
-                           UnsupportedTableFeatureError, VersionNotFoundException)
+                           VersionNotFoundException)
 from sqlext.log.actions import (Action, AddCDCFile, AddFile, CommitInfo, Metadata, Protocol,
                                 RemoveFile, decode_path)
 from sqlext.log.protocol import check_readable
@@ -42,6 +43,9 @@ class ChangeFile:
     timestamp: int                              # commit time, ms since the epoch
     change_type: str | None                     # insert/delete; None: a cdc file, typed per row
     stats: str | None = None
+    deletion_vector: dict | None = None         # rows of the file that are not changes
+    # (A, B): only the rows deletion vector A deletes and B does not are changes
+    selection: tuple[dict, dict | None] | None = None
 
 
 @dataclass
@@ -194,13 +198,29 @@ def _add_version(log: DeltaLog, listing: LogListing, plan: ChangePlan, v: int, t
         return
     adds = [a for a in actions if isinstance(a, AddFile) and a.data_change]
     removes = [a for a in actions if isinstance(a, RemoveFile) and a.data_change]
-    for a in adds + removes:
-        if a.deletion_vector:
-            raise UnsupportedTableFeatureError(
-                f"table {log.name}: version {v} uses deletion vectors ({decode_path(a.path)}), "
-                "which sqlext's change feed cannot apply; read those changes with delta-spark")
-    plan.files += [ChangeFile(a.path, dict(a.partition_values), v, ts, INSERT, a.stats)
-                   for a in adds]
+    # a file removed and added again in one commit with another deletion vector: its changes
+    # are the rows the new vector deletes and the old did not (deleted), and the reverse
+    # (inserted back), as delta-spark's change feed computes them
+    added = {decode_path(a.path): a for a in adds}
+    paired = {decode_path(r.path) for r in removes
+              if decode_path(r.path) in added
+              and (r.deletion_vector or added[decode_path(r.path)].deletion_vector)}
+    for r in removes:
+        key = decode_path(r.path)
+        if key not in paired:
+            continue
+        new_dv, old_dv = added[key].deletion_vector, r.deletion_vector
+        values = dict(added[key].partition_values)
+        if new_dv:
+            plan.files.append(ChangeFile(r.path, values, v, ts, DELETE, added[key].stats,
+                                         selection=(new_dv, old_dv)))
+        if old_dv:
+            plan.files.append(ChangeFile(r.path, values, v, ts, INSERT, added[key].stats,
+                                         selection=(old_dv, new_dv)))
+    adds = [a for a in adds if decode_path(a.path) not in paired]
+    removes = [r for r in removes if decode_path(r.path) not in paired]
+    plan.files += [ChangeFile(a.path, dict(a.partition_values), v, ts, INSERT, a.stats,
+                              a.deletion_vector) for a in adds]
     before: Snapshot | None = None
     for r in removes:
         values = r.partition_values
@@ -209,7 +229,8 @@ def _add_version(log: DeltaLog, listing: LogListing, plan: ChangePlan, v: int, t
             before = before or log.snapshot(v - 1, listing)
             add = before.files_by_path.get(decode_path(r.path))
             values = add.partition_values if add is not None else {}
-        plan.files.append(ChangeFile(r.path, dict(values or {}), v, ts, DELETE, r.stats))
+        plan.files.append(ChangeFile(r.path, dict(values or {}), v, ts, DELETE, r.stats,
+                                     r.deletion_vector))
     if adds and removes:
         plan.inferred_rewrites.append(v)
 

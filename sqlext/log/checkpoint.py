@@ -21,12 +21,17 @@ from sqlext.log.actions import (Action, AddFile, Metadata, Protocol, RemoveFile,
 
 _STR_MAP = pa.map_(pa.string(), pa.string())
 
+# PROTOCOL.md's deletion vector descriptor, as delta-spark writes it in checkpoints
+_DV = pa.struct([("storageType", pa.string()), ("pathOrInlineDv", pa.string()),
+                 ("offset", pa.int32()), ("sizeInBytes", pa.int32()), ("cardinality", pa.int64()),
+                 ("maxRowIndex", pa.int64())])
 _ADD = pa.struct([("path", pa.string()), ("partitionValues", _STR_MAP), ("size", pa.int64()),
                   ("modificationTime", pa.int64()), ("dataChange", pa.bool_()),
-                  ("tags", _STR_MAP), ("stats", pa.string())])
+                  ("tags", _STR_MAP), ("deletionVector", _DV), ("stats", pa.string())])
 _REMOVE = pa.struct([("path", pa.string()), ("deletionTimestamp", pa.int64()),
                      ("dataChange", pa.bool_()), ("extendedFileMetadata", pa.bool_()),
-                     ("partitionValues", _STR_MAP), ("size", pa.int64()), ("tags", _STR_MAP)])
+                     ("partitionValues", _STR_MAP), ("size", pa.int64()), ("tags", _STR_MAP),
+                     ("deletionVector", _DV)])
 _METADATA = pa.struct([("id", pa.string()), ("name", pa.string()), ("description", pa.string()),
                        ("format", pa.struct([("provider", pa.string()), ("options", _STR_MAP)])),
                        ("schemaString", pa.string()), ("partitionColumns", pa.list_(pa.string())),
@@ -103,6 +108,8 @@ def _row_to_action(key: str, row: dict) -> Action:
         row["stats"] = _stats_from_parsed(row.pop("stats_parsed"))
     row.pop("stats_parsed", None)
     row.pop("partitionValues_parsed", None)
+    if isinstance(row.get("deletionVector"), dict):
+        row["deletionVector"] = _plain(row["deletionVector"])
     if key in ("add", "remove") and row.get("partitionValues") is None:
         row["partitionValues"] = {}
     cls = _KNOWN.get(key)
@@ -220,17 +227,23 @@ def _as_map(d: dict | None):
     return None if d is None else list(d.items())
 
 
+def _dv_row(dv: dict | None) -> dict | None:
+    """A ``deletionVector`` object as a row of the checkpoint's struct (absent fields null)."""
+    return None if not dv else {f.name: dv.get(f.name) for f in _DV}
+
+
 def _add_row(a: AddFile) -> dict:
     return {"path": a.path, "partitionValues": _as_map(a.partition_values), "size": a.size,
             "modificationTime": a.modification_time, "dataChange": False,
-            "tags": _as_map(a.tags), "stats": a.stats}
+            "tags": _as_map(a.tags), "deletionVector": _dv_row(a.deletion_vector),
+            "stats": a.stats}
 
 
 def _remove_row(r: RemoveFile) -> dict:
     return {"path": r.path, "deletionTimestamp": r.deletion_timestamp, "dataChange": False,
             "extendedFileMetadata": r.extended_file_metadata,
             "partitionValues": _as_map(r.partition_values), "size": r.size,
-            "tags": _as_map(r.tags)}
+            "tags": _as_map(r.tags), "deletionVector": _dv_row(r.deletion_vector)}
 
 
 def _metadata_row(m: Metadata) -> dict:

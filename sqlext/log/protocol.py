@@ -2,8 +2,9 @@
 tables.
 
 A table needing a feature sqlext does not implement is refused with an error naming the feature:
-reading it anyway could return wrong rows (deletion vectors, column mapping), writing it could
-break rules other engines enforce (check constraints, generated columns).
+reading it anyway could return wrong rows (column mapping), writing it could break rules other
+engines enforce (check constraints, generated columns, deletion vectors: sqlext reads them but
+does not write them yet).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ MAX_READER_VERSION = 3
 MAX_WRITER_VERSION = 7
 
 # features whose presence changes nothing for a reader that ignores them, or that sqlext handles
-SUPPORTED_READER_FEATURES = {"timestampNtz", "vacuumProtocolCheck"}
+SUPPORTED_READER_FEATURES = {"timestampNtz", "vacuumProtocolCheck", "deletionVectors"}
 SUPPORTED_WRITER_FEATURES = {"appendOnly", "changeDataFeed", "timestampNtz", "vacuumProtocolCheck",
                              "inCommitTimestamp"}
 
@@ -30,9 +31,11 @@ _LEGACY_WRITER_FEATURES = {
 }
 
 _FEATURE_ADVICE = {
-    "deletionVectors": "rewrite the table without deletion vectors (delta-spark: REORG TABLE ... "
-                       "APPLY (PURGE) then ALTER TABLE ... SET TBLPROPERTIES "
-                       "('delta.enableDeletionVectors'=false)) or read it with delta-spark",
+    "deletionVectors": "sqlext reads tables with deletion vectors but does not write them yet: "
+                       "write with delta-spark, or rewrite the table without deletion vectors "
+                       "(delta-spark: REORG TABLE ... APPLY (PURGE), then ALTER TABLE ... SET "
+                       "TBLPROPERTIES ('delta.enableDeletionVectors'=false) and ALTER TABLE ... "
+                       "DROP FEATURE deletionVectors)",
     "columnMapping": "read it with delta-spark, or copy it to a table without column mapping",
 }
 

@@ -8,7 +8,16 @@ from typing import Iterable
 from sqlext.errors import CorruptLogError
 from sqlext.log.actions import (Action, AddFile, Metadata, Protocol, RemoveFile, SetTransaction,
                                 UnknownAction, decode_path)
+from sqlext.log.deletion_vectors import unique_id
 from sqlext.log.schema import Field, parse_schema
+
+
+def tombstone_key(path: str, deletion_vector: dict | None) -> str:
+    """The key of a tombstone in :attr:`Snapshot.tombstones`: its decoded path, followed by its
+    deletion vector's unique id when it has one (log replay identifies a logical file by the
+    pair, PROTOCOL.md "Action Reconciliation")."""
+    dv_id = unique_id(deletion_vector)
+    return path if dv_id is None else f"{path} @dv {dv_id}"
 
 
 @dataclass
@@ -20,7 +29,7 @@ class Snapshot:
     protocol: Protocol
     metadata: Metadata
     files_by_path: dict[str, AddFile]           # keyed by the decoded path
-    tombstones: dict[str, RemoveFile] = field(default_factory=dict)
+    tombstones: dict[str, RemoveFile] = field(default_factory=dict)   # by tombstone_key
     txns: dict[str, SetTransaction] = field(default_factory=dict)
     domains: dict[str, dict] = field(default_factory=dict)
     checkpoint_version: int | None = None
@@ -62,8 +71,14 @@ class Snapshot:
         return self.config_flag("delta.enableChangeDataFeed")
 
     @property
+    def has_deletion_vectors(self) -> bool:
+        """Whether a live file has a deletion vector (rows to skip when reading it)."""
+        return any(f.deletion_vector for f in self.files_by_path.values())
+
+    @property
     def num_records(self) -> int | None:
-        """Rows in the table per the statistics, or None when a file has none."""
+        """Rows in the table per the statistics (less the rows deletion vectors delete), or None
+        when a file has none."""
         total = 0
         for f in self.files_by_path.values():
             n = f.num_records
@@ -97,19 +112,24 @@ class Replayer:
         files, tombstones = self.files, self.tombstones
         for a in actions:
             t = type(a)
+            # a logical file is (path, deletion vector id); a snapshot has one per path
             if t is AddFile:
                 key = a.path
                 if "%" in key:
                     key = decode_path(key)
                 files[key] = a
                 if tombstones:
-                    tombstones.pop(key, None)
+                    tombstones.pop(key if a.deletion_vector is None
+                                   else tombstone_key(key, a.deletion_vector), None)
             elif t is RemoveFile:
                 key = a.path
                 if "%" in key:
                     key = decode_path(key)
-                files.pop(key, None)
-                tombstones[key] = a
+                dv = a.deletion_vector
+                live = files.get(key)
+                if live is not None and unique_id(live.deletion_vector) == unique_id(dv):
+                    del files[key]
+                tombstones[key if dv is None else tombstone_key(key, dv)] = a
             elif t is Metadata:
                 self.metadata = a
             elif t is Protocol:

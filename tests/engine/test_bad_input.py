@@ -93,7 +93,21 @@ def _require_reader_feature(path, feature: str) -> None:
     first.write_text("\n".join(json.dumps(a) for a in lines) + "\n")
 
 
-@pytest.mark.parametrize("feature", ["someFutureFeature", "deletionVectors", "columnMapping"])
+def test_deletion_vectors_feature_reads_but_refuses_writes(spark, table):
+    """A table whose protocol lists deletionVectors (none in use yet) reads as before; sqlext
+    does not write deletion vectors yet, so every write is refused before any file is written."""
+    _require_reader_feature(table, "deletionVectors")
+    before = table_state(table, rows=False)
+    assert sorted(r.id for r in sqlext.read(spark, str(table)).collect()) == [1, 2]
+    with pytest.raises(UnsupportedTableFeatureError, match="deletionVectors") as raised:
+        sqlext.write(spark.createDataFrame([(3, "z", "c")], ROWS_DDL), str(table))
+    assert str(table) in str(raised.value) and "does not write them yet" in str(raised.value)
+    with pytest.raises(UnsupportedTableFeatureError, match="deletionVectors"):
+        sqlext.DeltaTable.forPath(spark, str(table)).delete("id = 1")
+    assert table_state(table, rows=False) == before
+
+
+@pytest.mark.parametrize("feature", ["someFutureFeature", "columnMapping"])
 def test_reader_feature_table_is_refused(spark, table, feature):
     _require_reader_feature(table, feature)
     if feature == "columnMapping":     # column mapping matters only when a mode is set

@@ -4,6 +4,7 @@ and after sqlext appends to a copy, deltalake still reads every version and sqle
 from __future__ import annotations
 
 import datetime as dt
+from pathlib import Path
 
 import pyarrow as pa
 import pytest
@@ -11,7 +12,7 @@ from deltalake import DeltaTable as RsTable
 from deltalake import write_deltalake
 
 import sqlext
-from sqlext.errors import SqlextError, UnsupportedTableFeatureError
+from sqlext.errors import DeletionVectorError, SqlextError, UnsupportedTableFeatureError
 from sqlext.log.table import DeltaLog
 from tests.support.table_checks import actions_of, read_sqlext, table_state
 from tests.support import (assert_same_rows, deltalake_add_paths, deltalake_cdf, fixture_names,
@@ -50,17 +51,45 @@ def test_fixture_reads_like_deltalake_at_every_version(spark, name):
         assert_same_rows(read_sqlext(spark, path, version), read_deltalake(path, version))
 
 
-def test_deletion_vector_table_is_refused(spark, fixture_table):
+def test_deletion_vector_table_reads_the_rows_not_deleted(spark, fixture_table):
+    """Databricks deleted values 0 and 9 with a deletion vector (a ``u`` file at offset 1): every
+    sqlext read path returns the other 8 rows, as DuckDB and delta-rs do; writes are refused."""
     path = fixture_table(DV_TABLE)
     before = table_state(path)
-    with pytest.raises(UnsupportedTableFeatureError, match="deletionVectors"):
-        sqlext.read(spark, str(path))
-    with pytest.raises(UnsupportedTableFeatureError, match="deletionVectors"):
-        sqlext.DeltaTable.forPath(spark, str(path)).toDF()
+    latest = sqlext.read(spark, str(path))
+    assert sorted(r.value for r in latest.collect()) == list(range(1, 9))
+    assert_same_rows(latest, read_duckdb(path))
+    assert_same_rows(latest, read_deltalake(path))
+    assert_same_rows(sqlext.DeltaTable.forPath(spark, str(path)).toDF(), read_duckdb(path))
+    assert_same_rows(sqlext.sql(spark, f"SELECT * FROM delta.`{path}`"), read_duckdb(path))
+    assert sqlext.sql(spark, f"SELECT count(*) AS n FROM delta.`{path}` VERSION AS OF 1"
+                      ).collect()[0].n == 8
+    assert_same_rows(sqlext.read(spark, str(path), versionAsOf=0), read_duckdb(path, 0))
+    assert sqlext.read(spark, str(path), versionAsOf=0).count() == 10
+    assert sqlext.read(spark, str(path), filter="value > 5").count() == 3
+    assert DeltaLog(str(path)).snapshot().num_records == 8
     df = spark.createDataFrame([(99,)], "value int")
-    with pytest.raises(UnsupportedTableFeatureError, match="deletionVectors"):
+    with pytest.raises(UnsupportedTableFeatureError, match="deletionVectors.*reads tables with"):
         sqlext.write(df, str(path))
+    with pytest.raises(UnsupportedTableFeatureError, match="deletionVectors"):
+        sqlext.sql(spark, f"CREATE TABLE delta.`{path}_clone` SHALLOW CLONE delta.`{path}`")
+    assert not Path(f"{path}_clone").exists()
     assert table_state(path) == before
+
+
+def test_a_corrupt_or_missing_deletion_vector_file_fails_the_read(spark, fixture_table):
+    path = fixture_table(DV_TABLE)
+    (dv_file,) = path.glob("deletion_vector_*.bin")
+    data = bytearray(dv_file.read_bytes())
+    data[20] ^= 0xFF
+    dv_file.write_bytes(bytes(data))
+    with pytest.raises(DeletionVectorError, match="checksum") as raised:
+        sqlext.read(spark, str(path)).collect()
+    assert str(path) in str(raised.value) and "version 1" in str(raised.value)
+    assert sqlext.read(spark, str(path), versionAsOf=0).count() == 10   # no vector there
+    dv_file.unlink()
+    with pytest.raises(DeletionVectorError, match="cannot be read"):
+        sqlext.read(spark, str(path)).collect()
 
 
 @pytest.mark.parametrize("name", LOG_ONLY)

@@ -102,19 +102,28 @@ def test_removed_files_become_tombstones():
     assert not set(snap.tombstones) & set(snap.files_by_path)
 
 
-@pytest.mark.parametrize("version", [None, 0, 1])
-def test_deletion_vector_table_is_refused_naming_the_feature(version):
+def test_deletion_vector_table_loads_with_its_descriptor():
     path = str(fixture_path(DV_TABLE))
+    clear_caches()
+    first, second = DeltaLog(path).snapshot(0), DeltaLog(path).snapshot(1)
+    assert [f.deletion_vector for f in first.files] == [None]
+    assert first.num_records == 10
+    (add,) = second.files
+    assert add.deletion_vector == {"storageType": "u", "pathOrInlineDv": "vBn[lx{q8@P<9BNH/isA",
+                                   "offset": 1, "sizeInBytes": 36, "cardinality": 2}
+    assert add.num_records == 8 and second.num_records == 8 and second.has_deletion_vectors
+    # the remove of (path, no DV) and the add of (path, DV) are two logical files
+    (tombstone,) = second.tombstones.values()
+    assert tombstone.path == add.path and tombstone.deletion_vector is None
+
+
+@pytest.mark.parametrize("version", [None, 0, 1])
+def test_deletion_vector_table_is_refused_for_writes(fixture_table, version):
+    path = str(fixture_table(DV_TABLE))
+    log = DeltaLog(path)
+    txn = log.start_transaction(log.snapshot(version))
     with pytest.raises(UnsupportedTableFeatureError) as err:
-        DeltaLog(path).snapshot(version)
-    msg = str(err.value)
-    assert "deletionVectors" in msg
-    assert path in msg and "version" in msg
-
-
-def test_deletion_vector_table_is_refused_for_writes(fixture_table):
-    log = DeltaLog(str(fixture_table(DV_TABLE)))
-    snap = log.snapshot(check_protocol=False)
-    txn = log.start_transaction(snap)
-    with pytest.raises(UnsupportedTableFeatureError, match="deletionVectors"):
         txn.commit([], "WRITE")
+    msg = str(err.value)
+    assert "deletionVectors" in msg and "does not write them yet" in msg
+    assert path in msg and "version" in msg

@@ -158,7 +158,8 @@ def _raw(spark: SparkSession, log: DeltaLog, plan: ChangePlan, schema: T.StructT
     for f in plan.files:
         layout = tuple(sorted(names[k.lower()] for k in f.partition_values if k.lower() in names))
         when = _dt.datetime.fromtimestamp(f.timestamp / 1000, _dt.timezone.utc)
-        groups[layout].append(FileRead(f.path, f.partition_values, (f.change_type, f.version, when)))
+        groups[layout].append(FileRead(f.path, f.partition_values, (f.change_type, f.version, when),
+                                       f.deletion_vector, f.selection))
     stored = T.StructType(schema.fields + CHANGE_FIELDS[:1])
     extras = [T.StructField(_INFERRED_TYPE, T.StringType())] + CHANGE_FIELDS[1:]
     columns = [dedup.quoted(f.name) for f in schema.fields] + [

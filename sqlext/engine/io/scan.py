@@ -20,8 +20,10 @@ from pyspark.sql import types as T
 from pyspark.sql.utils import AnalysisException as SparkAnalysisException
 
 from sqlext.engine.schemas import data_schema, spark_schema
-from sqlext.errors import DeltaFileNotFoundError
+from sqlext.errors import DeletionVectorError, DeltaFileNotFoundError
 from sqlext.log.actions import AddFile
+from sqlext.log.deletion_vectors import (DeletionVectorDescriptor, RoaringBitmapArray,
+                                         load_deletion_vector)
 from sqlext.log.schema import parse_partition_value
 from sqlext.log.snapshot import Snapshot
 from sqlext.log.storage import is_local
@@ -29,6 +31,8 @@ from sqlext.log.table import DeltaLog
 
 FILE_COLUMN = "__sqlext_file"
 _NAME = "__sqlext_name"
+_LISTING = "__sqlext_listing"
+_ROW = "__sqlext_row"
 
 
 def typed_partition_value(value, dt: T.DataType):
@@ -62,11 +66,12 @@ def scan(spark: SparkSession, log: DeltaLog, snapshot: Snapshot, files: list[Add
     files = snapshot.files if files is None else files
     check_files_exist(log, snapshot, files)
     extra = [T.StructField(FILE_COLUMN, T.StringType(), False)] if with_file_column else []
-    reads = [FileRead(f.path, f.partition_values, (f.path,) if with_file_column else ())
+    reads = [FileRead(f.path, f.partition_values, (f.path,) if with_file_column else (),
+                      f.deletion_vector)
              for f in files]
     try:
         return read_files(spark, log, spark_schema(snapshot.metadata.schema_string),
-                          snapshot.partition_columns, reads, extra)
+                          snapshot.partition_columns, reads, extra, version=snapshot.version)
     except SparkAnalysisException as exc:
         if "PATH_NOT_FOUND" not in str(exc):
             raise
@@ -80,17 +85,22 @@ def scan(spark: SparkSession, log: DeltaLog, snapshot: Snapshot, files: list[Add
 
 @dataclass(frozen=True)
 class FileRead:
-    """One file to read: its action path, partition values, and its values of the caller's
-    extra per-file columns."""
+    """One file to read: its action path, partition values, its values of the caller's extra
+    per-file columns, and its deletion vector (the ``deletionVector`` of its action: rows not
+    to read), if any."""
 
     path: str
     partition_values: dict[str, str | None]
     extras: tuple = ()
+    deletion_vector: dict | None = None
+    # (deletion vector A, deletion vector B or None): read only the rows A deletes and B does not
+    # (a change feed's rows of a file whose deletion vector grew); ``deletion_vector`` is then None
+    selection: tuple[dict, dict | None] | None = None
 
 
 def read_files(spark: SparkSession, log: DeltaLog, schema: T.StructType,
                partition_columns: list[str], files: list[FileRead],
-               extra_fields: list[T.StructField] = ()) -> DataFrame:
+               extra_fields: list[T.StructField] = (), version: int | None = None) -> DataFrame:
     """The rows of ``files`` with the columns of ``schema`` followed by ``extra_fields``.
 
     Partition columns take each file's partition value, the other columns of ``schema`` are read
@@ -98,11 +108,41 @@ def read_files(spark: SparkSession, log: DeltaLog, schema: T.StructType,
     the file's :class:`FileRead` gives it. All files are read by one parquet scan per set of
     distinct file names (normally one); a file listed several times (e.g. added in one version,
     removed in another) is read once and its rows come out once per listing.
+
+    Files with a deletion vector are read apart (:func:`_read_by_row_index`), their deleted
+    rows dropped by their parquet row index; the others are read as if there were none. A
+    deletion vector that cannot be read raises :class:`DeletionVectorError` naming the table
+    (and ``version``, the version read, when given).
     """
     fields = list(schema.fields) + list(extra_fields)
-    out_cols = [_quoted(f.name) for f in fields]
     if not files:
         return spark.createDataFrame([], T.StructType(fields))
+    if not any(f.deletion_vector or f.selection for f in files):
+        return _read_listed(spark, log, schema, partition_columns, files, extra_fields)
+    plain = [f for f in files if not (f.deletion_vector or f.selection)]
+    try:
+        parts = [_read_by_row_index(spark, log, schema, partition_columns, group, extra_fields,
+                                    how)
+                 for group, how in (([f for f in files if f.deletion_vector], "left_anti"),
+                                    ([f for f in files if f.selection], "left_semi")) if group]
+    except DeletionVectorError as exc:
+        where = f"table {log.name}" + ("" if version is None else f", version {version}")
+        raise DeletionVectorError(f"{where}: {exc}; the rows of that file cannot be told "
+                                  "apart from deleted ones, so nothing was read") from exc
+    if plain:
+        parts.insert(0, _read_listed(spark, log, schema, partition_columns, plain, extra_fields))
+    result = parts[0]
+    for part in parts[1:]:
+        result = result.unionByName(part)
+    return result
+
+
+def _read_listed(spark: SparkSession, log: DeltaLog, schema: T.StructType,
+                 partition_columns: list[str], files: list[FileRead],
+                 extra_fields: list[T.StructField]) -> DataFrame:
+    """:func:`read_files` of files without deletion vectors."""
+    fields = list(schema.fields) + list(extra_fields)
+    out_cols = [_quoted(f.name) for f in fields]
     stored = data_schema(schema, partition_columns)
     listings: dict[str, list[FileRead]] = defaultdict(list)
     for f in files:
@@ -126,6 +166,78 @@ def read_files(spark: SparkSession, log: DeltaLog, schema: T.StructType,
         part = base.join(F.broadcast(mapping), _NAME).select(*out_cols)
         result = part if result is None else result.unionByName(part)
     return result
+
+
+def _read_by_row_index(spark: SparkSession, log: DeltaLog, schema: T.StructType,
+                       partition_columns: list[str], files: list[FileRead],
+                       extra_fields: list[T.StructField], how: str) -> DataFrame:
+    """:func:`read_files` of files with deletion vectors (``how="left_anti"``: the rows they do
+    not delete) or with a selection (``how="left_semi"``: the selected rows). The parquet scan
+    gives each row's file name and row index (``_metadata.row_index``, its position in the
+    file); a broadcast join on the file name numbers the listings and attaches their per-file
+    values, and a join on (listing, row index) with the rows the bitmaps name, decoded on the
+    driver into a small two-column frame, drops or keeps them. No row reaches Python."""
+    fields = list(schema.fields) + list(extra_fields)
+    out_cols = [_quoted(f.name) for f in fields]
+    stored = data_schema(schema, partition_columns)
+    listings: dict[str, list[tuple[int, FileRead]]] = defaultdict(list)
+    for i, f in enumerate(files):
+        listings[log.data_path(f.path)].append((i, f))
+    marked = spark.createDataFrame(marked_rows_table(log, files))
+    ptypes = {f.name.lower(): f.dataType for f in schema.fields}
+    pfields = [T.StructField(c, ptypes[c.lower()]) for c in partition_columns]
+    mapping_schema = T.StructType([T.StructField(_NAME, T.StringType(), False),
+                                   T.StructField(_LISTING, T.IntegerType(), False), *pfields,
+                                   *extra_fields])
+    result = None
+    for layer in _unique_name_layers(list(listings)):
+        rows = [(os.path.basename(path), i, *[typed_partition_value(partition_value(f, c),
+                                                                     ptypes[c.lower()])
+                                              for c in partition_columns], *f.extras)
+                for path in layer for i, f in listings[path]]
+        mapping = local_frame(spark, rows, mapping_schema)
+        base = spark.read.schema(stored).parquet(*layer).select(
+            "*", F.col("_metadata.file_name").alias(_NAME),
+            F.col("_metadata.row_index").alias(_ROW))
+        part = (base.join(F.broadcast(mapping), _NAME)
+                .join(marked, [_LISTING, _ROW], how).select(*out_cols))
+        result = part if result is None else result.unionByName(part)
+    return result
+
+
+def marked_rows_table(log: DeltaLog, files: list[FileRead]):
+    """A pyarrow table of the rows the files' bitmaps name (the rows their deletion vector
+    deletes, or their selection): the file's position in ``files`` (``__sqlext_listing``) and the
+    row index (``__sqlext_row``), one row each."""
+    import numpy as np
+    import pyarrow as pa
+
+    listing_parts, row_parts = [], []
+    contents: dict[str, bytes] = {}      # a deletion vector file usually serves many data files
+
+    def read(path: str) -> bytes:
+        if path not in contents:
+            contents[path] = log.store.read(log.data_path(path))
+        return contents[path]
+
+    def load(dv: dict | None) -> RoaringBitmapArray | None:
+        return None if not dv else load_deletion_vector(DeletionVectorDescriptor.from_dict(dv),
+                                                        read)
+
+    for i, f in enumerate(files):
+        if f.selection:
+            bitmap = load(f.selection[0]).difference(load(f.selection[1]))
+        elif f.deletion_vector:
+            bitmap = load(f.deletion_vector)
+        else:
+            continue
+        for high, low in bitmap.bucket_arrays():
+            rows = np.frombuffer(low, dtype=np.uint32).astype(np.int64) + high
+            row_parts.append(rows)
+            listing_parts.append(np.full(len(rows), i, dtype=np.int32))
+    listings = np.concatenate(listing_parts) if listing_parts else np.zeros(0, np.int32)
+    rows = np.concatenate(row_parts) if row_parts else np.zeros(0, np.int64)
+    return pa.table({_LISTING: pa.array(listings, pa.int32()), _ROW: pa.array(rows, pa.int64())})
 
 
 def local_frame(spark: SparkSession, rows: list[tuple], schema: T.StructType) -> DataFrame:

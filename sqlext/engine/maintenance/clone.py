@@ -25,8 +25,10 @@ from sqlext.catalog import Catalog, TableRef
 from sqlext.engine.commit import commit
 from sqlext.engine.read import resolve_snapshot
 from sqlext.errors import (AnalysisException, ConcurrentModificationException,
-                           TableAlreadyExistsError, UnsupportedOperationError)
+                           TableAlreadyExistsError, UnsupportedOperationError,
+                           UnsupportedTableFeatureError)
 from sqlext.log.actions import AddFile, Metadata
+from sqlext.log.protocol import table_features
 from sqlext.log.storage import is_local
 from sqlext.log.table import DeltaLog
 from sqlext.log.transaction import now_ms
@@ -63,6 +65,14 @@ def shallow_clone(spark: SparkSession, source: CloneSource, target: TableRef,
     and ``if_not_exists``). ``replace`` makes the clone the next version of an existing target
     (its files removed, history kept)."""
     src_log, src = resolve_snapshot(spark, source.ref, source.version, source.timestamp)
+    if "deletionVectors" in table_features(src.protocol):
+        # the clone's adds would have to carry the vectors, and the clone is a table sqlext
+        # could not write: refused like any write to such a table
+        raise UnsupportedTableFeatureError(
+            f"CLONE {source.label} (version {src.version}): the source table has the Delta "
+            "table feature deletionVectors; sqlext reads tables with deletion vectors but does "
+            f"not write them yet, so it cannot clone it into {target.display}. Clone it with "
+            "delta-spark, or copy its rows (CREATE TABLE ... AS SELECT)")
     if _same_location(source.ref.location, target.location):
         raise AnalysisException(f"CLONE {source.label}: the target {target.display} is the source "
                                 "table itself; clone into another table")
