@@ -6,8 +6,8 @@
   HISTORY names each operation and its key metrics agree with the rows delta-spark sees change.
 - A table delta-spark writes with its defaults (and checkpoints) reads the same in sqlext at
   every version; sqlext modifies it; delta-spark reads every version again and goes on writing.
-- Tables with deletion vectors or column mapping (delta-spark's options) are refused by sqlext
-  with an error naming the feature, and left as they were.
+- Tables with deletion vectors (delta-spark's option) are refused by sqlext with an error naming
+  the feature, and left as they were. Column mapping: test_deltaspark_column_mapping.py.
 """
 
 from __future__ import annotations
@@ -190,7 +190,6 @@ def test_delta_spark_table_read_modified_by_sqlext_and_read_back(spark, delta_sp
 
 @pytest.mark.parametrize("feature, properties, statement", [
     ("deletionVectors", "delta.enableDeletionVectors = true", "DELETE FROM {p} WHERE id = 1"),
-    ("columnMapping", "delta.columnMapping.mode = 'name'", "ALTER TABLE {p} RENAME COLUMN v TO w"),
 ])
 def test_delta_spark_features_sqlext_refuses(spark, delta_spark, tmp_path, feature, properties,
                                              statement):

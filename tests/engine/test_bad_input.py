@@ -93,13 +93,9 @@ def _require_reader_feature(path, feature: str) -> None:
     first.write_text("\n".join(json.dumps(a) for a in lines) + "\n")
 
 
-@pytest.mark.parametrize("feature", ["someFutureFeature", "deletionVectors", "columnMapping"])
+@pytest.mark.parametrize("feature", ["someFutureFeature", "deletionVectors"])
 def test_reader_feature_table_is_refused(spark, table, feature):
     _require_reader_feature(table, feature)
-    if feature == "columnMapping":     # column mapping matters only when a mode is set
-        first = table / "_delta_log" / f"{0:020d}.json"
-        first.write_text(first.read_text().replace(
-            '"configuration": {', '"configuration": {"delta.columnMapping.mode": "name", '))
     before = table_state(table, rows=False)
     with pytest.raises(UnsupportedTableFeatureError) as raised:
         sqlext.read(spark, str(table))

@@ -22,6 +22,7 @@ from pyspark.sql.utils import AnalysisException as SparkAnalysisException
 from sqlext.engine.schemas import data_schema, spark_schema
 from sqlext.errors import DeltaFileNotFoundError
 from sqlext.log.actions import AddFile
+from sqlext.log.column_mapping import ColumnMapping
 from sqlext.log.schema import parse_partition_value
 from sqlext.log.snapshot import Snapshot
 from sqlext.log.storage import is_local
@@ -65,6 +66,11 @@ def scan(spark: SparkSession, log: DeltaLog, snapshot: Snapshot, files: list[Add
     reads = [FileRead(f.path, f.partition_values, (f.path,) if with_file_column else ())
              for f in files]
     try:
+        mapping = ColumnMapping.of(snapshot.metadata)
+        if mapping is not None:     # physical names in files and partition values
+            from sqlext.engine.io.mapped_scan import read_mapped_files
+            return read_mapped_files(spark, log, spark_schema(snapshot.metadata.schema_string),
+                                     snapshot.partition_columns, reads, mapping, extra)
         return read_files(spark, log, spark_schema(snapshot.metadata.schema_string),
                           snapshot.partition_columns, reads, extra)
     except SparkAnalysisException as exc:
