@@ -5,10 +5,12 @@ The files are read by :func:`sqlext.engine.io.scan.read_files` in the table's *p
 field, nested struct fields too, renamed to its ``delta.columnMapping.physicalName``; partition
 columns filled from ``partitionValues`` by their physical keys), then one projection gives each
 column its logical name: a plain alias for other types, a cast for types holding structs (a
-struct cast keeps the values by position and takes the target's field names). delta-spark
-writes the physical names in both modes (``id`` mode adds parquet field ids), so files are
-matched by name. Column mapping metadata is left out of the result's schema, as delta-spark
-leaves it out. Tables without column mapping never come here.
+struct cast keeps the values by position and takes the target's field names). In ``name`` mode
+parquet columns are matched by physical name; in ``id`` mode by parquet field id, as the protocol
+says (the requested fields carry ``parquet.field.id`` and the session's
+``spark.sql.parquet.fieldId.read.enabled`` is switched on; it changes nothing for reads whose
+schema has no field ids). Column mapping metadata is left out of the result's schema, as
+delta-spark leaves it out. Tables without column mapping never come here.
 """
 
 from __future__ import annotations
@@ -18,36 +20,44 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from sqlext.engine.io.scan import FileRead, read_files
-from sqlext.log.column_mapping import ColumnMapping, physical_name, strip_mapping_metadata
+from sqlext.log.column_mapping import (FIELD_ID_KEY, ColumnMapping, physical_name,
+                                       strip_mapping_metadata)
 from sqlext.log.table import DeltaLog
 
+FIELD_ID_METADATA = "parquet.field.id"
+FIELD_ID_READ = "spark.sql.parquet.fieldId.read.enabled"
 
-def physical_type(dt: T.DataType) -> T.DataType:
-    """``dt`` with every struct field named by its physical name (inside arrays and maps too)."""
+
+def _rebuilt(dt: T.DataType, make_field) -> T.DataType:
+    """``dt`` with every struct field (inside arrays and maps too) replaced by
+    ``make_field(field, its rebuilt type)``."""
     if isinstance(dt, T.StructType):
-        return T.StructType([T.StructField(physical_name(f.name, f.metadata),
-                                           physical_type(f.dataType), f.nullable)
-                             for f in dt.fields])
+        return T.StructType([make_field(f, _rebuilt(f.dataType, make_field)) for f in dt.fields])
     if isinstance(dt, T.ArrayType):
-        return T.ArrayType(physical_type(dt.elementType), dt.containsNull)
+        return T.ArrayType(_rebuilt(dt.elementType, make_field), dt.containsNull)
     if isinstance(dt, T.MapType):
-        return T.MapType(physical_type(dt.keyType), physical_type(dt.valueType),
+        return T.MapType(_rebuilt(dt.keyType, make_field), _rebuilt(dt.valueType, make_field),
                          dt.valueContainsNull)
     return dt
+
+
+def physical_field(field: T.StructField, dt: T.DataType, with_ids: bool) -> T.StructField:
+    """A field by its physical name, of type ``dt``; ``with_ids``: carrying its column mapping
+    id as the parquet field id."""
+    field_id = field.metadata.get(FIELD_ID_KEY) if with_ids else None
+    return T.StructField(physical_name(field.name, field.metadata), dt, field.nullable,
+                         {FIELD_ID_METADATA: int(field_id)} if field_id is not None else {})
+
+
+def physical_type(dt: T.DataType, with_ids: bool = False) -> T.DataType:
+    """``dt`` with every struct field named by its physical name (inside arrays and maps too)."""
+    return _rebuilt(dt, lambda f, t: physical_field(f, t, with_ids))
 
 
 def logical_type(dt: T.DataType) -> T.DataType:
     """``dt`` as users see it: logical names, column mapping metadata removed."""
-    if isinstance(dt, T.StructType):
-        return T.StructType([T.StructField(f.name, logical_type(f.dataType), f.nullable,
-                                           strip_mapping_metadata(f.metadata))
-                             for f in dt.fields])
-    if isinstance(dt, T.ArrayType):
-        return T.ArrayType(logical_type(dt.elementType), dt.containsNull)
-    if isinstance(dt, T.MapType):
-        return T.MapType(logical_type(dt.keyType), logical_type(dt.valueType),
-                         dt.valueContainsNull)
-    return dt
+    return _rebuilt(dt, lambda f, t: T.StructField(f.name, t, f.nullable,
+                                                   strip_mapping_metadata(f.metadata)))
 
 
 def read_mapped_files(spark: SparkSession, log: DeltaLog, schema: T.StructType,
@@ -60,8 +70,10 @@ def read_mapped_files(spark: SparkSession, log: DeltaLog, schema: T.StructType,
     physical name (e.g. a change file's ``_change_type``) are read by their own name."""
     if mapping is None:
         return read_files(spark, log, schema, partition_columns, files, extra_fields)
-    physical = T.StructType([T.StructField(physical_name(f.name, f.metadata),
-                                           physical_type(f.dataType), f.nullable)
+    with_ids = mapping.mode == "id"
+    if with_ids and spark.conf.get(FIELD_ID_READ, "false").lower() != "true":
+        spark.conf.set(FIELD_ID_READ, "true")
+    physical = T.StructType([physical_field(f, physical_type(f.dataType, with_ids), with_ids)
                              for f in schema.fields])
     df = read_files(spark, log, physical, [mapping.physical_name(c) for c in partition_columns],
                     files, extra_fields)
