@@ -16,10 +16,10 @@ delta-spark leaves it out. Tables without column mapping never come here.
 from __future__ import annotations
 
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from sqlext.engine.io.scan import FileRead, read_files
+from sqlext.engine.schemas import quoted_column
 from sqlext.log.column_mapping import (FIELD_ID_KEY, ColumnMapping, physical_name,
                                        strip_mapping_metadata)
 from sqlext.log.table import DeltaLog
@@ -80,13 +80,9 @@ def read_mapped_files(spark: SparkSession, log: DeltaLog, schema: T.StructType,
     columns = []
     for stored, field in zip(physical.fields, schema.fields):
         target = logical_type(field.dataType)
-        column = F.col(_quoted(stored.name))
+        column = quoted_column(stored.name)
         if target != stored.dataType:
             column = column.cast(target)
         columns.append(column.alias(field.name, metadata=strip_mapping_metadata(field.metadata)))
-    columns += [F.col(_quoted(f.name)) for f in extra_fields]
+    columns += [quoted_column(f.name) for f in extra_fields]
     return df.select(*columns)
-
-
-def _quoted(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
