@@ -11,6 +11,7 @@ from sqlext.engine.io.scan import scan
 from sqlext.engine.session import prepare
 from sqlext.engine.conditions import check_condition, spark_condition
 from sqlext.errors import AnalysisException, SqlextError
+from sqlext.log.column_mapping import ColumnMapping
 from sqlext.log.pruning import Pruner, parse_predicate
 from sqlext.log.schema import parse_timestamp_text
 from sqlext.log.snapshot import Snapshot
@@ -78,7 +79,8 @@ def read(spark: SparkSession, table: str, versionAsOf: int | None = None,
     files = snapshot.files
     if filter is not None:
         predicate = parse_predicate(filter)
-        files = Pruner(predicate, snapshot.schema, snapshot.partition_columns).prune(files)
+        files = Pruner(predicate, snapshot.schema, snapshot.partition_columns,
+                       ColumnMapping.of(snapshot.metadata)).prune(files)
     df = scan(spark, log, snapshot, files)
     if filter is not None:
         condition = spark_condition(filter, ref.display)

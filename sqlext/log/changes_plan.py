@@ -21,6 +21,7 @@ from sqlext.errors import (ChangeDataFeedError, ChangeDataFilesMissingError,
                            VersionNotFoundException)
 from sqlext.log.actions import (Action, AddCDCFile, AddFile, CommitInfo, Metadata, Protocol,
                                 RemoveFile, decode_path)
+from sqlext.log.column_mapping import PHYSICAL_NAME_KEY
 from sqlext.log.protocol import check_readable
 from sqlext.log.segment import LogListing
 from sqlext.log.snapshot import Snapshot
@@ -278,6 +279,9 @@ def _incompatibility(old, new, path: str) -> str | None:
         for f in old.get("fields", []):
             target = fields.get(f["name"].lower())
             if target is None:
+                renamed = _same_physical(f, new.get("fields", []))
+                if renamed is not None:   # column mapping: the data stayed, the name changed
+                    return f"column {path}{f['name']} was renamed to {path}{renamed}"
                 return f"column {path}{f['name']} was dropped"
             problem = _incompatibility(f["type"], target["type"], f"{path}{f['name']}.")
             if problem:
@@ -293,6 +297,17 @@ def _incompatibility(old, new, path: str) -> str | None:
     if isinstance(old, str) and isinstance(new, str) and old.lower() == new.lower():
         return None
     return f"column {path.rstrip('.')} changed type from {_type_text(old)} to {_type_text(new)}"
+
+
+def _same_physical(old_field: dict, new_fields: list[dict]) -> str | None:
+    """The name of the field of ``new_fields`` with ``old_field``'s physical name, if any."""
+    meta = old_field.get("metadata") or {}
+    if PHYSICAL_NAME_KEY not in meta:
+        return None
+    for f in new_fields:
+        if (f.get("metadata") or {}).get(PHYSICAL_NAME_KEY) == meta[PHYSICAL_NAME_KEY]:
+            return f["name"]
+    return None
 
 
 def _type_text(t) -> str:

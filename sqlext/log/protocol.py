@@ -2,21 +2,24 @@
 tables.
 
 A table needing a feature sqlext does not implement is refused with an error naming the feature:
-reading it anyway could return wrong rows (column mapping), writing it could break rules other
-engines enforce (check constraints, generated columns, deletion vectors: sqlext reads them but
-does not write them yet).
+reading it anyway could return wrong rows, writing it could break rules other engines
+enforce (check constraints, generated columns). Deletion vectors
+(:mod:`sqlext.log.deletion_vectors`) and column mapping (:mod:`sqlext.log.column_mapping`)
+are read but not written yet.
 """
 
 from __future__ import annotations
 
 from sqlext.errors import UnsupportedTableFeatureError
 from sqlext.log.actions import Metadata, Protocol
+from sqlext.log.column_mapping import MODES, mapping_mode
 
 MAX_READER_VERSION = 3
 MAX_WRITER_VERSION = 7
 
 # features whose presence changes nothing for a reader that ignores them, or that sqlext handles
-SUPPORTED_READER_FEATURES = {"timestampNtz", "vacuumProtocolCheck", "deletionVectors"}
+SUPPORTED_READER_FEATURES = {"timestampNtz", "vacuumProtocolCheck", "deletionVectors",
+                             "columnMapping"}
 SUPPORTED_WRITER_FEATURES = {"appendOnly", "changeDataFeed", "timestampNtz", "vacuumProtocolCheck",
                              "inCommitTimestamp"}
 
@@ -36,13 +39,14 @@ _FEATURE_ADVICE = {
                        "(delta-spark: REORG TABLE ... APPLY (PURGE), then ALTER TABLE ... SET "
                        "TBLPROPERTIES ('delta.enableDeletionVectors'=false) and ALTER TABLE ... "
                        "DROP FEATURE deletionVectors)",
-    "columnMapping": "read it with delta-spark, or copy it to a table without column mapping",
+    "columnMapping": "sqlext reads tables with column mapping (delta.columnMapping.mode name or "
+                     "id) but does not write them yet: write with delta-spark, or copy the rows "
+                     "to a table without column mapping",
 }
 
 
 def _column_mapping_active(metadata: Metadata | None) -> bool:
-    mode = (metadata.configuration.get("delta.columnMapping.mode") if metadata else None) or "none"
-    return mode.lower() != "none"
+    return mapping_mode(metadata) != "none"
 
 
 def unsupported_reader_features(protocol: Protocol, metadata: Metadata | None) -> list[str]:
@@ -52,10 +56,9 @@ def unsupported_reader_features(protocol: Protocol, metadata: Metadata | None) -
     needed: list[str] = []
     if protocol.min_reader_version == 3:
         needed = [f for f in (protocol.reader_features or [])
-                  if f not in SUPPORTED_READER_FEATURES
-                  and not (f == "columnMapping" and not _column_mapping_active(metadata))]
-    elif protocol.min_reader_version == 2 and _column_mapping_active(metadata):
-        needed = ["columnMapping"]
+                  if f not in SUPPORTED_READER_FEATURES]
+    if _column_mapping_active(metadata) and mapping_mode(metadata) not in MODES:
+        needed.append(f"columnMapping (mode {mapping_mode(metadata)})")
     return needed
 
 

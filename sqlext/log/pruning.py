@@ -17,6 +17,7 @@ from sqlglot import exp
 
 from sqlext.errors import ParseError
 from sqlext.log.actions import AddFile
+from sqlext.log.column_mapping import ColumnMapping
 from sqlext.log.schema import Field, parse_partition_value, parse_timestamp_text
 
 STRING_STATS_PREFIX = 32
@@ -61,10 +62,14 @@ def only_partition_columns(expr: exp.Expression, partition_columns: list[str]) -
 
 
 class FileView:
-    """Typed access to one file's partition values and statistics."""
+    """Typed access to one file's partition values and statistics, by logical column names
+    (``mapping``: a column-mapped table's, whose log keys them by physical names)."""
 
-    def __init__(self, add: AddFile, types: dict[str, Any], partition_columns: set[str]):
-        self.partition_values = {k.lower(): v for k, v in add.partition_values.items()}
+    def __init__(self, add: AddFile, types: dict[str, Any], partition_columns: set[str],
+                 mapping: ColumnMapping | None = None):
+        values = add.partition_values if mapping is None else \
+            mapping.logical_partition_values(add.partition_values)
+        self.partition_values = {k.lower(): v for k, v in values.items()}
         self.types = types
         self.partition_columns = partition_columns
         stats = None
@@ -73,6 +78,8 @@ class FileView:
                 stats = json.loads(add.stats, parse_float=Decimal)
             except ValueError:
                 stats = None
+        if mapping is not None and isinstance(stats, dict):
+            stats = mapping.logical_stats(stats)
         self.stats = stats or {}
         lower = lambda d: {k.lower(): v for k, v in (d or {}).items()}  # noqa: E731
         self.min = lower(self.stats.get("minValues"))
@@ -275,22 +282,29 @@ def _is_null(node: exp.Expression, view: FileView, want_null: bool) -> bool:
 
 
 class Pruner:
-    """Evaluates one predicate against many files of a table."""
+    """Evaluates one predicate against many files of a table.
+
+    ``mapping``: the column mapping of a table that has one (:meth:`ColumnMapping.of`), whose
+    partition values and statistics are keyed by physical names; the predicate, ``schema`` and
+    ``partition_columns`` use logical names.
+    """
 
     def __init__(self, predicate: exp.Expression | str | None, schema: list[Field],
-                 partition_columns: list[str]):
+                 partition_columns: list[str], mapping: ColumnMapping | None = None):
         if isinstance(predicate, str):
             predicate = parse_predicate(predicate)
         self.predicate = predicate
         self.types = {f.name.lower(): f.type for f in schema}
         self.partition_columns = {c.lower() for c in partition_columns}
+        self.mapping = mapping
 
     def might_match(self, add: AddFile) -> bool:
         """Whether ``add`` may hold matching rows (always True without a predicate)."""
         if self.predicate is None:
             return True
         try:
-            return might_match(self.predicate, FileView(add, self.types, self.partition_columns))
+            return might_match(self.predicate, FileView(add, self.types, self.partition_columns,
+                                                           self.mapping))
         except Exception:  # noqa: BLE001 - pruning must never turn into wrong answers
             return True
 

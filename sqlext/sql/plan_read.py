@@ -21,6 +21,7 @@ from sqlext.catalog import Catalog, TableRef, has_delta_log
 from sqlext.engine.read import resolve_snapshot
 from sqlext.engine.io.scan import scan
 from sqlext.errors import AnalysisException, TableNotFoundError, UnsupportedOperationError
+from sqlext.log.column_mapping import ColumnMapping
 from sqlext.log.pruning import Pruner, referenced_columns
 from sqlext.log.storage import normalize_location
 from sqlext.sql import change_reads, splice
@@ -61,8 +62,8 @@ class Binding:
         files = None
         if self.prune is not None and referenced_columns(self.prune) <= {
                 f.name.lower() for f in snapshot.schema}:
-            files = Pruner(self.prune, snapshot.schema, snapshot.partition_columns).prune(
-                snapshot.files)
+            files = Pruner(self.prune, snapshot.schema, snapshot.partition_columns,
+                           ColumnMapping.of(snapshot.metadata)).prune(snapshot.files)
         return scan(spark, log, snapshot, files)
 
 

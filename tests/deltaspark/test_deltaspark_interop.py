@@ -6,8 +6,8 @@
   HISTORY names each operation and its key metrics agree with the rows delta-spark sees change.
 - A table delta-spark writes with its defaults (and checkpoints) reads the same in sqlext at
   every version; sqlext modifies it; delta-spark reads every version again and goes on writing.
-- Tables with column mapping (a delta-spark option) are refused by sqlext with an error naming
-  the feature, and left as they were (deletion vectors: test_deltaspark_deletion_vectors.py).
+- Deletion vectors and column mapping: test_deltaspark_deletion_vectors.py and
+  test_deltaspark_column_mapping.py; a table with both is read here, and writes to it refused.
 """
 
 from __future__ import annotations
@@ -188,21 +188,26 @@ def test_delta_spark_table_read_modified_by_sqlext_and_read_back(spark, delta_sp
     _assert_versions_match(spark, after[4], path, [10, 11])
 
 
-@pytest.mark.parametrize("feature, properties, statement", [
-    ("columnMapping", "delta.columnMapping.mode = 'name'", "ALTER TABLE {p} RENAME COLUMN v TO w"),
-])
-def test_delta_spark_features_sqlext_refuses(spark, delta_spark, tmp_path, feature, properties,
-                                             statement):
-    path = tmp_path / feature
+def test_delta_spark_table_with_deletion_vectors_and_column_mapping(spark, delta_spark, tmp_path):
+    """delta-spark's table with both features (Databricks' defaults for new tables): sqlext reads
+    every version as delta-spark does (a vector under renamed columns); its writes are refused
+    and the log is left as it was."""
+    path = tmp_path / "dv_cm"
     p = delta_path(path)
-    delta_spark.batch([("sql", {"sql": sql}) for sql in (
-        f"CREATE TABLE {p} (id BIGINT, v STRING) USING delta TBLPROPERTIES ({properties})",
-        f"INSERT INTO {p} VALUES (1, 'a'), (2, 'b')",
-        statement.format(p=p),
-    )], check=True)
+    statements = (
+        f"CREATE TABLE {p} (id BIGINT, v STRING) USING delta TBLPROPERTIES "
+        "(delta.enableDeletionVectors = true, delta.columnMapping.mode = 'name')",   # v0
+        f"INSERT INTO {p} SELECT id, concat('v', id) FROM range(0, 50)",              # v1
+        f"DELETE FROM {p} WHERE id % 7 = 0",                                          # v2
+        f"ALTER TABLE {p} RENAME COLUMN v TO w",                                      # v3
+        f"UPDATE {p} SET w = 'u' WHERE id = 10",                                      # v4
+    )
+    results = delta_spark.batch([("sql", {"sql": sql}) for sql in statements]
+                                + [("read_versions", {"path": str(path),
+                                                      "versions": [1, 2, 3, 4]})], check=True)
+    _assert_versions_match(spark, results[-1], path, [1, 2, 3, 4])
+    assert sqlext.read(spark, str(path)).count() == 50 - 8
     log_before = sorted(os.listdir(path / "_delta_log"))
-    with pytest.raises(UnsupportedTableFeatureError, match=feature):
-        sqlext.read(spark, str(path)).collect()
-    with pytest.raises(UnsupportedTableFeatureError, match=feature):
+    with pytest.raises(UnsupportedTableFeatureError):
         _sql(spark, f"DELETE FROM {p} WHERE id = 2")
     assert sorted(os.listdir(path / "_delta_log")) == log_before

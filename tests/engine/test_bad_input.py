@@ -107,13 +107,9 @@ def test_deletion_vectors_feature_reads_but_refuses_writes(spark, table):
     assert table_state(table, rows=False) == before
 
 
-@pytest.mark.parametrize("feature", ["someFutureFeature", "columnMapping"])
+@pytest.mark.parametrize("feature", ["someFutureFeature"])
 def test_reader_feature_table_is_refused(spark, table, feature):
     _require_reader_feature(table, feature)
-    if feature == "columnMapping":     # column mapping matters only when a mode is set
-        first = table / "_delta_log" / f"{0:020d}.json"
-        first.write_text(first.read_text().replace(
-            '"configuration": {', '"configuration": {"delta.columnMapping.mode": "name", '))
     before = table_state(table, rows=False)
     with pytest.raises(UnsupportedTableFeatureError) as raised:
         sqlext.read(spark, str(table))

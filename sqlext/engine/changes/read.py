@@ -23,12 +23,14 @@ from sqlext.log.changes_plan import (CHANGE_TYPE, COMMIT_TIMESTAMP, COMMIT_VERSI
                                         ChangePlan, RangeRequest, check_files_present,
                                         plan_changes, resolve_range)
 from sqlext.engine.read import timestamp_ms
-from sqlext.engine.io.scan import FileRead, read_files
+from sqlext.engine.io.mapped_scan import read_mapped_files
+from sqlext.engine.io.scan import FileRead
 from sqlext.engine.schemas import spark_schema
 from sqlext.engine.session import prepare
 from sqlext.engine.conditions import check_condition, spark_condition
 from sqlext.errors import ChangeDataFeedError
 from sqlext.log.actions import AddFile
+from sqlext.log.column_mapping import ColumnMapping
 from sqlext.log.pruning import Pruner, parse_predicate, referenced_columns
 from sqlext.log.schema import parse_schema
 from sqlext.log.table import DeltaLog
@@ -153,7 +155,10 @@ def _raw(spark: SparkSession, log: DeltaLog, plan: ChangePlan, schema: T.StructT
     """The recorded changes, change files and data files read by one scan per partition layout
     (normally one): change files hold ``_change_type`` as a column, data files get it from the
     file-name join (data files have no such column, so it reads as NULL there)."""
-    names = {f.name.lower(): f.name for f in schema.fields}
+    mapping = ColumnMapping.of(plan.metadata)
+    # partition values are keyed by physical names in a column-mapped table
+    names = {(mapping.physical_name(f.name) if mapping else f.name).lower(): f.name
+             for f in schema.fields}
     groups: dict[tuple[str, ...], list[FileRead]] = defaultdict(list)
     for f in plan.files:
         layout = tuple(sorted(names[k.lower()] for k in f.partition_values if k.lower() in names))
@@ -165,8 +170,8 @@ def _raw(spark: SparkSession, log: DeltaLog, plan: ChangePlan, schema: T.StructT
     columns = [dedup.quoted(f.name) for f in schema.fields] + [
         F.coalesce(F.col(_INFERRED_TYPE), F.col(CHANGE_TYPE)).alias(CHANGE_TYPE),
         COMMIT_VERSION, COMMIT_TIMESTAMP]
-    parts = [read_files(spark, log, stored, list(layout), reads, extras).select(*columns)
-             for layout, reads in groups.items()]
+    parts = [read_mapped_files(spark, log, stored, list(layout), reads, mapping, extras)
+             .select(*columns) for layout, reads in groups.items()]
     if not parts:
         return _empty(spark, schema)
     result = parts[0]
@@ -178,13 +183,16 @@ def _raw(spark: SparkSession, log: DeltaLog, plan: ChangePlan, schema: T.StructT
 def _pruned(plan: ChangePlan, predicate) -> list[ChangeFile]:
     """The plan's files that may hold rows matching ``predicate`` (partition values, stats)."""
     fields = parse_schema(plan.metadata.schema_string)
+    mapping = ColumnMapping.of(plan.metadata)
     pruners: dict[tuple[str, ...], Pruner] = {}
     kept = []
     for f in plan.files:
-        layout = tuple(sorted(k.lower() for k in f.partition_values))
+        keys = mapping.logical_partition_values(f.partition_values) if mapping \
+            else f.partition_values
+        layout = tuple(sorted(k.lower() for k in keys))
         pruner = pruners.get(layout)
         if pruner is None:
-            pruner = pruners[layout] = Pruner(predicate, fields, list(layout))
+            pruner = pruners[layout] = Pruner(predicate, fields, list(layout), mapping)
         if pruner.might_match(AddFile(f.path, f.partition_values, 0, 0, True, f.stats)):
             kept.append(f)
     return kept

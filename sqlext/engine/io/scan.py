@@ -24,6 +24,7 @@ from sqlext.errors import DeletionVectorError, DeltaFileNotFoundError
 from sqlext.log.actions import AddFile
 from sqlext.log.deletion_vectors import (DeletionVectorDescriptor, RoaringBitmapArray,
                                          load_deletion_vector)
+from sqlext.log.column_mapping import ColumnMapping
 from sqlext.log.schema import parse_partition_value
 from sqlext.log.snapshot import Snapshot
 from sqlext.log.storage import is_local
@@ -70,6 +71,11 @@ def scan(spark: SparkSession, log: DeltaLog, snapshot: Snapshot, files: list[Add
                       f.deletion_vector)
              for f in files]
     try:
+        mapping = ColumnMapping.of(snapshot.metadata)
+        if mapping is not None:     # physical names in files and partition values
+            from sqlext.engine.io.mapped_scan import read_mapped_files
+            return read_mapped_files(spark, log, spark_schema(snapshot.metadata.schema_string),
+                                     snapshot.partition_columns, reads, mapping, extra)
         return read_files(spark, log, spark_schema(snapshot.metadata.schema_string),
                           snapshot.partition_columns, reads, extra, version=snapshot.version)
     except SparkAnalysisException as exc:
