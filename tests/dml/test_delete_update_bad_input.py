@@ -43,7 +43,7 @@ def _refused(spark, path, error: type, call, *fragments: str) -> None:
     ("count(*) > 1", AnalysisException, "count"),
     ("rand() < 0.5", AnalysisException, "not deterministic"),
     ("v >", ParseError, "v >"),
-    (42, SqlextError, "SQL string or a pyspark Column"),
+    (42, SqlextError, "a sqlglot expression or a pyspark Column"),
 ])
 def test_bad_delete_conditions(spark, table, condition, error, fragment):
     _refused(spark, table, error, lambda dt: dt.delete(condition), fragment)
