@@ -3,7 +3,9 @@ tables.
 
 A table needing a feature sqlext does not implement is refused with an error naming the feature:
 reading it anyway could return wrong rows (deletion vectors, column mapping), writing it could
-break rules other engines enforce (check constraints, generated columns).
+break rules other engines enforce (generated columns, identity columns). CHECK constraints and
+column invariants (NOT NULL, ``delta.invariants``) are implemented: every write checks them
+(``sqlext.engine.constraints``).
 """
 
 from __future__ import annotations
