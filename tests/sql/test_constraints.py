@@ -14,11 +14,12 @@ import pytest
 from pyspark.sql import types as T
 
 import sqlext
-from sqlext.catalog import Catalog
+from sqlext.catalog import Catalog, TableRef
 from sqlext.engine import ddl
-from sqlext.catalog import TableRef
 from sqlext.errors import (AnalysisException, ConstraintViolationError, InvariantViolationError,
                            UnsupportedOperationError)
+from sqlext.log.actions import Protocol
+from sqlext.log.protocol import protocol_for_new_table, upgrade_for_features
 from sqlext.log.table import DeltaLog
 
 
@@ -315,3 +316,27 @@ def test_nested_not_null_and_legacy_invariants_are_enforced(spark, tmp_path):
         sqlext.write(spark.sql("SELECT 100 AS v, CAST(NULL AS STRUCT<x: INT>) AS s"), location)
     assert log.snapshot().version == version and _listing(location) == before
     assert sorted(r[0] for r in sqlext.read(spark, location).collect()) == [1, 2]
+
+
+def test_add_constraint_and_set_not_null_on_an_empty_table(spark, schema):
+    sqlext.sql(spark, "CREATE TABLE e (id INT, name STRING) USING delta")
+    sqlext.sql(spark, "ALTER TABLE e ADD CONSTRAINT positive CHECK (id > 0)")
+    sqlext.sql(spark, "ALTER TABLE e ALTER COLUMN id SET NOT NULL")
+    assert _log(spark, "e").snapshot().version == 2
+    _refused(spark, "e", lambda: sqlext.sql(spark, "INSERT INTO e VALUES (-7, 'x')"),
+             CHECK_MESSAGE)
+
+
+def test_protocol_upgrades_for_constraints():
+    """Legacy protocols move up to the lowest writer version with the feature; a table-features
+    protocol lists it (as delta-spark)."""
+    assert upgrade_for_features(Protocol(1, 2), {"checkConstraints"}) == Protocol(1, 3)
+    assert upgrade_for_features(Protocol(1, 4), {"checkConstraints"}) is None
+    assert upgrade_for_features(Protocol(1, 1), {"invariants"}) == Protocol(1, 2)
+    assert upgrade_for_features(Protocol(1, 3), {"invariants"}) is None
+    features = Protocol(3, 7, ["deletionVectors"], ["appendOnly", "deletionVectors"])
+    assert upgrade_for_features(features, {"checkConstraints"}) == Protocol(
+        3, 7, ["deletionVectors"], ["appendOnly", "checkConstraints", "deletionVectors"])
+    assert protocol_for_new_table({"delta.constraints.p": "id > 0"}) == Protocol(1, 3)
+    assert protocol_for_new_table({"delta.constraints.p": "id > 0",
+                                   "delta.enableChangeDataFeed": "true"}) == Protocol(1, 4)
