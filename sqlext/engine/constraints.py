@@ -99,10 +99,10 @@ def _schema_constraints(struct: T.StructType, parents: tuple[str, ...],
 
 def _invariant_expression(rule) -> str:
     """The SQL of a persisted invariant rule (a JSON string or an already decoded object)."""
-    data = json.loads(rule) if isinstance(rule, str) else rule
     try:
+        data = json.loads(rule) if isinstance(rule, str) else rule
         return str(data["expression"]["expression"])
-    except (KeyError, TypeError):
+    except (KeyError, TypeError, ValueError):
         raise UnsupportedTableFeatureError(
             f"unrecognized column invariant {rule!r}: sqlext implements invariants of the form "
             '{"expression": {"expression": "<SQL>"}} only; write to this table with delta-spark'
