@@ -77,6 +77,12 @@ class InvariantViolationError(SqlextError):
     """Written rows break a constraint of the write, such as a ``replaceWhere`` predicate."""
 
 
+class ConstraintViolationError(InvariantViolationError):
+    """Written rows break a constraint of the table (NOT NULL, CHECK, a column invariant), or a
+    new constraint is broken by rows already in the table; nothing was committed (delta-spark's
+    ``DeltaInvariantViolationException`` / ``DELTA_NEW_CHECK_CONSTRAINT_VIOLATION``)."""
+
+
 class UnsupportedOperationError(SqlextError):
     """The statement or option is valid Delta but not supported here, or not allowed in this form."""
 

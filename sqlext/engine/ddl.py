@@ -1,5 +1,5 @@
 """Table definition commands of the engine: create / replace, add columns, set / unset
-properties, column comments, drop and rename.
+properties, column comments, constraints (CHECK, NOT NULL), drop and rename.
 
 The SQL front (``CREATE TABLE``, ``ALTER TABLE``, ``DROP TABLE``) translates its statements into
 these calls, and Python callers reach the same code. Each change of a table's definition is one
@@ -19,17 +19,25 @@ from collections.abc import Callable
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as T
+from sqlglot import exp
 
 from sqlext.catalog import Catalog, TableRef, ViewStore, has_delta_log, spark_name
 from sqlext.engine.commit import commit
+from sqlext.engine.conditions import resolve_condition, sql_text
+from sqlext.engine.constraints import (CONSTRAINT_PREFIX, Constraint, check_constraints,
+                                       violation, without_check_constraints)
+from sqlext.engine.dml.command import begin, spark_job_errors, table_frame
+from sqlext.engine.io.scan import scan
+from sqlext.engine.io.storage_bridge import move_file, remove_tree
 from sqlext.engine.maintenance.convert import require_empty_location
 from sqlext.engine.post_commit import after_commit
 from sqlext.engine.schemas import same_type, spark_schema
-from sqlext.engine.io.storage_bridge import move_file, remove_tree
 from sqlext.engine.table_metadata import new_table_metadata, stage_metadata
 from sqlext.engine.write import write
 from sqlext.errors import (AnalysisException, ConcurrentModificationException,
-                           TableAlreadyExistsError, UnsupportedOperationError)
+                           ConstraintViolationError, TableAlreadyExistsError,
+                           UnsupportedOperationError)
+from sqlext.log.protocol import upgrade_for_features
 from sqlext.log.table import DeltaLog
 from sqlext.log.transaction import now_ms
 
@@ -109,7 +117,7 @@ def create_table(spark: SparkSession, ref: TableRef, definition: TableDefinition
                             partitionBy=definition.partition_by, overwriteSchema=exists,
                             configuration=definition.properties, operation=operation,
                             operationParameters=params, tableRef=target,
-                            description=definition.comment)
+                            description=definition.comment, replaceTable=replace)
         else:
             version = _commit_schema(spark, log, target, definition, operation, params, display)
     except ConcurrentModificationException as exc:
@@ -162,7 +170,8 @@ def _commit_schema(spark: SparkSession, log: DeltaLog, ref: TableRef, definition
     old = snapshot.metadata
     stage_metadata(txn, dataclasses.replace(
         old, schema_string=schema.json(), partition_columns=pcols,
-        configuration={**old.configuration, **definition.properties},
+        configuration={**without_check_constraints(old.configuration),
+                       **definition.properties},
         description=definition.comment))
     txn.read_whole_table()
     ts = now_ms()
@@ -289,6 +298,107 @@ def unset_properties(spark: SparkSession, ref: TableRef, keys: list[str],
     stage_metadata(txn, dataclasses.replace(snapshot.metadata, configuration=conf))
     return commit(spark, txn, [], "UNSET TBLPROPERTIES",
                   {"properties": json.dumps(keys), "ifExists": str(if_exists).lower()}, {})
+
+
+# --- constraints ------------------------------------------------------------------------------
+
+
+def add_check_constraint(spark: SparkSession, ref: TableRef, name: str, expression) -> int:
+    """``ALTER TABLE t ADD CONSTRAINT name CHECK (expression)``: validate the rows already in
+    the table, then commit the constraint as table property ``delta.constraints.<name>`` (name
+    lower-cased), upgrading the protocol to the ``checkConstraints`` writer feature if needed;
+    return the version. ``expression`` is SQL text or a sqlglot tree (its user's text is kept).
+
+    Raises :class:`ConstraintViolationError` naming the number of rows when existing rows break
+    the constraint (delta-spark's ``DELTA_NEW_CHECK_CONSTRAINT_VIOLATION``); nothing is
+    committed then."""
+    text = sql_text(expression) if isinstance(expression, exp.Expression) else str(expression)
+    log = DeltaLog(ref.location, name=ref.display)
+    txn, snapshot = begin(log, None, "ADD CONSTRAINT", removes_data=False)
+    where = f"ALTER TABLE {ref.display} ADD CONSTRAINT {name}"
+    existing = {k.lower(): v for k, v in check_constraints(snapshot.configuration).items()}
+    if name.lower() in existing:
+        raise AnalysisException(
+            f"{where}: constraint '{name}' already exists on table {ref.display} (version "
+            f"{snapshot.version}): CHECK ({existing[name.lower()]}). Drop the old constraint "
+            "first (ALTER TABLE ... DROP CONSTRAINT); the table is unchanged")
+    frame = table_frame(spark, snapshot, None)
+    resolve_condition(frame, text, ref.display, snapshot.version, "CHECK constraint")
+    constraint = Constraint("CHECK", name, text)
+    txn.read_whole_table()
+    with spark_job_errors(log, snapshot, "ADD CONSTRAINT"):
+        broken = scan(spark, log, snapshot).filter(violation(constraint)).count()
+    if broken:
+        raise ConstraintViolationError(
+            f"{where}: {broken} rows in {ref.display} (version {snapshot.version}) violate the "
+            f"new CHECK constraint ({text}) [DELTA_NEW_CHECK_CONSTRAINT_VIOLATION]. Fix or "
+            "delete those rows first; nothing was committed, the table is unchanged")
+    conf = {**snapshot.configuration, CONSTRAINT_PREFIX + name.lower(): text}
+    stage_metadata(txn, dataclasses.replace(snapshot.metadata, configuration=conf))
+    return commit(spark, txn, [], "ADD CONSTRAINT", {"name": name, "expr": text}, {})
+
+
+def drop_check_constraint(spark: SparkSession, ref: TableRef, name: str,
+                          if_exists: bool = False) -> int:
+    """``ALTER TABLE t DROP CONSTRAINT [IF EXISTS] name``: remove the CHECK constraint; return
+    the version. A constraint the table lacks is an error unless ``if_exists`` (then the commit
+    changes nothing, as delta-spark's)."""
+    log = DeltaLog(ref.location, name=ref.display)
+    txn, snapshot = begin(log, None, "DROP CONSTRAINT", removes_data=False)
+    keys = [k for k in snapshot.configuration if k.lower() == CONSTRAINT_PREFIX + name.lower()]
+    if not keys and not if_exists:
+        names = ", ".join(sorted(check_constraints(snapshot.configuration))) or "none"
+        raise AnalysisException(
+            f"ALTER TABLE {ref.display} DROP CONSTRAINT {name}: cannot drop nonexistent "
+            f"constraint {name} from table {ref.display} (version {snapshot.version}; its CHECK "
+            f"constraints: {names}); use DROP CONSTRAINT IF EXISTS to ignore a missing one")
+    params = {"name": name}
+    if keys:
+        params["expr"] = snapshot.configuration[keys[0]]
+    conf = {k: v for k, v in snapshot.configuration.items() if k not in keys}
+    txn.update_metadata(dataclasses.replace(snapshot.metadata, configuration=conf))
+    return commit(spark, txn, [], "DROP CONSTRAINT", params, {})
+
+
+def set_not_null(spark: SparkSession, ref: TableRef, column: str, not_null: bool) -> int:
+    """``ALTER TABLE t ALTER|CHANGE COLUMN c SET NOT NULL`` (``not_null``) / ``DROP NOT NULL``:
+    commit top-level ``column``'s nullability in the schema; return the version.
+
+    SET NOT NULL first counts the rows where the column is NULL and refuses with
+    :class:`ConstraintViolationError` when there are any (nothing committed); it upgrades the
+    protocol to the ``invariants`` writer feature where the table lacks it."""
+    log = DeltaLog(ref.location, name=ref.display)
+    txn, snapshot = begin(log, None, "CHANGE COLUMN", removes_data=False)
+    verb = "SET NOT NULL" if not_null else "DROP NOT NULL"
+    case_sensitive = spark.conf.get("spark.sql.caseSensitive", "false").lower() == "true"
+    schema = json.loads(snapshot.metadata.schema_string)
+    fields = schema.get("fields") or []
+    field = next((f for f in fields if (f["name"] == column if case_sensitive
+                                        else f["name"].lower() == column.lower())), None)
+    if field is None:
+        names = ", ".join(f["name"] for f in fields)
+        raise AnalysisException(f"ALTER TABLE {ref.display} ALTER COLUMN {column} {verb}: the "
+                                f"table has no column {column} (columns: {names}); the table "
+                                "is unchanged")
+    if not_null:
+        txn.read_whole_table()
+        constraint = Constraint("NOT NULL", field["name"], path=(field["name"],))
+        with spark_job_errors(log, snapshot, "CHANGE COLUMN"):
+            broken = scan(spark, log, snapshot).filter(violation(constraint)).count()
+        if broken:
+            raise ConstraintViolationError(
+                f"ALTER TABLE {ref.display} ALTER COLUMN {field['name']} SET NOT NULL: {broken} "
+                f"rows in {ref.display} (version {snapshot.version}) violate the new NOT NULL "
+                f"constraint on {field['name']} (they hold NULL). Fix or delete those rows "
+                "first; nothing was committed, the table is unchanged")
+    field["nullable"] = not not_null
+    txn.update_metadata(dataclasses.replace(
+        snapshot.metadata, schema_string=json.dumps(schema, separators=(",", ":"))))
+    upgraded = upgrade_for_features(snapshot.protocol, {"invariants"}) if not_null else None
+    if upgraded is not None:
+        txn.update_protocol(upgraded)
+    params = {"column": json.dumps(field, separators=(",", ":"))}
+    return commit(spark, txn, [], "CHANGE COLUMN", params, {})
 
 
 # --- names ------------------------------------------------------------------------------------

@@ -11,7 +11,8 @@ from py4j.protocol import Py4JJavaError
 from pyspark.errors import PySparkException
 
 from sqlext.engine.conditions import RUNTIME_ERROR_MARK
-from sqlext.errors import InvariantViolationError, SqlextError
+from sqlext.engine.constraints import CONSTRAINT_MARK
+from sqlext.errors import ConstraintViolationError, InvariantViolationError, SqlextError
 
 _DISK_FULL = ("No space left on device", "ENOSPC", "Disk quota exceeded")
 
@@ -22,17 +23,26 @@ def _first_line(text: str, exc: BaseException) -> str:
 
 def spark_error(exc: BaseException, table: str, version: int | None, operation: str) -> SqlextError:
     """The sqlext error for a failed Spark job of ``operation`` on ``table`` at ``version``
-    (None: the table does not exist yet): :class:`InvariantViolationError` for sqlext's own row
-    checks, :class:`SqlextError` for anything else, saying so when the disk is full."""
+    (None: the table does not exist yet): :class:`ConstraintViolationError` for a row breaking
+    a table constraint, :class:`InvariantViolationError` for sqlext's other row checks,
+    :class:`SqlextError` for anything else, saying so when the disk is full."""
     text = str(exc)
+    at = f"table {table}, version {version}" if version is not None else \
+        f"table {table} (not created yet)"
+    start = text.find(CONSTRAINT_MARK)
+    if start >= 0:
+        message = text[start + len(CONSTRAINT_MARK):].strip().splitlines()[0]
+        message = message.split(" SQLSTATE:")[0].rstrip(". ")
+        return ConstraintViolationError(
+            f"{at}: {operation}: {message}. Nothing was committed; the table is unchanged. Fix "
+            "or filter the rows, or drop the constraint (ALTER TABLE ... DROP CONSTRAINT / ALTER "
+            "COLUMN ... DROP NOT NULL)")
     start = text.find(RUNTIME_ERROR_MARK)
     if start >= 0:
         message = text[start + len(RUNTIME_ERROR_MARK):].strip().splitlines()[0]
         message = message.split(" SQLSTATE:")[0].rstrip(". ")
         return InvariantViolationError(f"{message}. Nothing was committed; the table is "
                                        "unchanged.")
-    at = f"table {table}, version {version}" if version is not None else \
-        f"table {table} (not created yet)"
     if any(mark in text for mark in _DISK_FULL):
         return SqlextError(f"{at}: {operation} failed: the file system ran out of space while "
                            "Spark wrote the data files (No space left on device). Nothing was "

@@ -14,6 +14,7 @@ from pyspark.sql import functions as F
 from sqlext.catalog import Catalog, TableRef
 from sqlext.engine.commit import commit
 from sqlext.engine.conditions import check_condition, spark_condition
+from sqlext.engine.constraints import table_constraints, without_check_constraints
 from sqlext.engine.maintenance.convert import require_empty_location
 from sqlext.engine.io.files import write_files
 from sqlext.engine.io.partitions import files_matching_partition_predicate
@@ -43,13 +44,14 @@ def write(spark: SparkSession, df: DataFrame, table: str, mode: str = "append",
           txnAppId: str | None = None, txnVersion: int | None = None, *,
           partitionOverwriteMode: str | None = None, operation: str | None = None,
           operationParameters: dict | None = None, tableRef: TableRef | None = None,
-          description: str | None = None) -> int:
+          description: str | None = None, replaceTable: bool = False) -> int:
     """Write ``df`` to a table (path, URI or name) in one commit; returns the version.
 
     See :func:`sqlext.write` for the options. ``partitionOverwriteMode`` ("static"/"dynamic")
     overrides ``spark.sql.sources.partitionOverwriteMode`` for overwrites of partitioned tables.
     ``description`` sets the table's comment (SQL ``COMMENT``) when the write creates or
-    replaces the table.
+    replaces the table. ``replaceTable`` (CREATE OR REPLACE TABLE ... AS SELECT) drops the
+    table's CHECK constraints not restated in ``configuration``, as delta-spark's REPLACE does.
     """
     prepare(spark)
     key = str(mode).lower()
@@ -68,7 +70,7 @@ def write(spark: SparkSession, df: DataFrame, table: str, mode: str = "append",
             return _write_once(spark, df, ref, key, partitionBy, replaceWhere, mergeSchema,
                                overwriteSchema, configuration, userMetadata, txnAppId, txnVersion,
                                partitionOverwriteMode, operation, operationParameters,
-                               description)
+                               description, replaceTable)
         except ProtocolChangedException:
             # lost the race to create the table: an append retries against the new table
             if attempt or key != "append":
@@ -79,7 +81,7 @@ def write(spark: SparkSession, df: DataFrame, table: str, mode: str = "append",
 def _write_once(spark, df, ref: TableRef, mode, partition_by, replace_where, merge_schema,
                 overwrite_schema, configuration, user_metadata, app_id, app_version,
                 partition_overwrite_mode, operation, operation_parameters,
-                description=None) -> int:
+                description=None, replace_table=False) -> int:
     started = time.time()
     log = DeltaLog(ref.location, name=ref.display)
     listing = log.listing()
@@ -112,7 +114,8 @@ def _write_once(spark, df, ref: TableRef, mode, partition_by, replace_where, mer
     pcols = [names[c.lower()] for c in pcols]
     data = df.select(*plan.columns)
 
-    metadata = _metadata(snapshot, plan, pcols, configuration, replace_schema, ref, description)
+    metadata = _metadata(snapshot, plan, pcols, configuration, replace_schema, ref, description,
+                         replace_table)
     if metadata is not None:
         stage_metadata(txn, metadata)
     effective = metadata or snapshot.metadata
@@ -136,7 +139,9 @@ def _write_once(spark, df, ref: TableRef, mode, partition_by, replace_where, mer
                     f"replaceWhere predicate {replace_where!r}, e.g. {violations[0].asDict()}. "
                     "Nothing was written.")
 
-        written = write_files(spark, data, log, pcols, plan.table_schema)
+        written = write_files(spark, data, log, pcols, plan.table_schema,
+                              constraints=table_constraints(plan.table_schema,
+                                                            effective.configuration))
         removed, rewritten, changes, extra_metrics = [], [], [], {}
         if snapshot is not None and mode == "overwrite":
             if condition is not None:
@@ -199,12 +204,13 @@ def _partition_columns(ref: TableRef, existing: list[str], requested: list[str] 
 
 
 def _metadata(snapshot, plan, pcols, configuration, replace_schema, ref,
-              description=None) -> Metadata | None:
+              description=None, replace_table=False) -> Metadata | None:
     schema_string = plan.table_schema.json()
     if snapshot is None:
         return new_table_metadata(schema_string, pcols, configuration, ref.name, description)
     old = snapshot.metadata
-    conf = {**old.configuration, **{k: str(v) for k, v in (configuration or {}).items()}}
+    kept = without_check_constraints(old.configuration) if replace_table else old.configuration
+    conf = {**kept, **{k: str(v) for k, v in (configuration or {}).items()}}
     new_schema = schema_string if (plan.schema_changed or replace_schema) else old.schema_string
     desc = description if (replace_schema and description is not None) else old.description
     if (new_schema, pcols, conf, desc) == (old.schema_string, old.partition_columns,

@@ -2,10 +2,11 @@
 tables.
 
 A table needing a feature sqlext does not implement is refused with an error naming the feature:
-reading it anyway could return wrong rows, writing it could break rules other engines
-enforce (check constraints, generated columns). Deletion vectors
-(:mod:`sqlext.log.deletion_vectors`) and column mapping (:mod:`sqlext.log.column_mapping`)
-are read but not written yet.
+reading it anyway could return wrong rows, writing it could break rules other engines enforce
+(generated columns, identity columns). Deletion vectors (:mod:`sqlext.log.deletion_vectors`) and
+column mapping (:mod:`sqlext.log.column_mapping`) are read but not written yet. CHECK constraints
+and column invariants (NOT NULL, ``delta.invariants``) are implemented: every write checks them
+(``sqlext.engine.constraints``).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ MAX_WRITER_VERSION = 7
 SUPPORTED_READER_FEATURES = {"timestampNtz", "vacuumProtocolCheck", "deletionVectors",
                              "columnMapping"}
 SUPPORTED_WRITER_FEATURES = {"appendOnly", "changeDataFeed", "timestampNtz", "vacuumProtocolCheck",
-                             "inCommitTimestamp"}
+                             "inCommitTimestamp", "invariants", "checkConstraints"}
 
 _LEGACY_WRITER_FEATURES = {
     2: {"appendOnly", "invariants"},
@@ -120,25 +121,49 @@ def _message(table: str, version: int, protocol: Protocol, missing: list[str], v
             + (f"; {advice}" if advice else "; use an engine that supports it"))
 
 
+# the legacy writer version that first offers a feature a configuration can ask for
+_LEGACY_VERSION_OF = {"invariants": 2, "checkConstraints": 3, "changeDataFeed": 4}
+
+
+def _configured_features(configuration: dict[str, str]) -> set[str]:
+    features = set()
+    if str(configuration.get("delta.enableChangeDataFeed", "false")).lower() == "true":
+        features.add("changeDataFeed")
+    if any(k.lower().startswith("delta.constraints.") for k in configuration):
+        features.add("checkConstraints")
+    return features
+
+
 def protocol_for_new_table(configuration: dict[str, str]) -> Protocol:
-    """The protocol sqlext writes for a new table: 1/4 with the change feed, 1/2 without."""
-    cdf = str(configuration.get("delta.enableChangeDataFeed", "false")).lower() == "true"
-    return Protocol(1, 4 if cdf else 2)
+    """The protocol sqlext writes for a new table: 1/4 with the change feed, 1/3 with CHECK
+    constraints, 1/2 otherwise."""
+    needed = _configured_features(configuration)
+    return Protocol(1, max([2] + [_LEGACY_VERSION_OF[f] for f in needed]))
 
 
 def upgrade_for_configuration(protocol: Protocol, configuration: dict[str, str]) -> Protocol | None:
     """The protocol needed once ``configuration`` is set, or None when the current one suffices."""
-    cdf = str(configuration.get("delta.enableChangeDataFeed", "false")).lower() == "true"
-    if not cdf:
-        return None
+    return upgrade_for_features(protocol, _configured_features(configuration))
+
+
+def upgrade_for_features(protocol: Protocol, features: set[str]) -> Protocol | None:
+    """The protocol that also supports the writer ``features`` (``invariants``,
+    ``checkConstraints``, ``changeDataFeed``), or None when ``protocol`` supports them already.
+
+    As delta-spark: a table-features protocol (writer 7) lists the feature; a legacy protocol
+    moves up to the lowest legacy writer version that has it (e.g. 2 to 3 for
+    ``checkConstraints``)."""
     if protocol.min_writer_version == 7:
-        if "changeDataFeed" in (protocol.writer_features or []):
+        missing = features - set(protocol.writer_features or [])
+        if not missing:
             return None
         return Protocol(protocol.min_reader_version, 7, protocol.reader_features,
-                        sorted(set(protocol.writer_features or []) | {"changeDataFeed"}))
-    if protocol.min_writer_version >= 4:
+                        sorted(set(protocol.writer_features or []) | missing))
+    wanted = max([protocol.min_writer_version] + [_LEGACY_VERSION_OF[f] for f in features])
+    if wanted == protocol.min_writer_version:
         return None
-    return Protocol(protocol.min_reader_version, 4, protocol.reader_features, protocol.writer_features)
+    return Protocol(protocol.min_reader_version, wanted, protocol.reader_features,
+                    protocol.writer_features)
 
 
 def table_features(protocol: Protocol) -> list[str]:

@@ -4,7 +4,8 @@ Under ``spark.sql.storeAssignmentPolicy`` ``ANSI`` (the default) a column may be
 Spark's ``Cast.canANSIStoreAssign`` allows it (numbers to numbers, anything to string, ...; not
 string to int), under ``STRICT`` only when it can be up-cast, under ``LEGACY`` always. Values that
 do not fit fail the statement when it runs, as Spark's ANSI casts do. Columns not written are NULL;
-a NULL in a ``NOT NULL`` column fails the statement before anything is written.
+a NULL in a ``NOT NULL`` column fails the job writing the rows (the table's constraints are checked
+there, see :mod:`sqlext.engine.constraints`), so nothing is committed.
 """
 
 from __future__ import annotations
@@ -13,8 +14,8 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from sqlext.engine.schemas import quoted_column, same_type
-from sqlext.errors import AnalysisException, InvariantViolationError
+from sqlext.engine.schemas import same_type
+from sqlext.errors import AnalysisException
 
 
 def _can_assign(spark: SparkSession, source: T.DataType, target: T.DataType) -> bool:
@@ -58,18 +59,3 @@ def assign(spark: SparkSession, source: DataFrame, schema: T.StructType, targets
     columns = [values.get(f.name.lower(), F.lit(None).cast(f.dataType)).alias(f.name)
                for f in schema.fields]
     return positional.select(*columns)
-
-
-def check_not_null(df: DataFrame, schema: T.StructType, table: str) -> None:
-    """Refuse rows with NULL in a NOT NULL column (one Spark job, only if there are such columns)."""
-    required = [f.name for f in schema.fields if not f.nullable]
-    if not required:
-        return
-    cols = [quoted_column(name) for name in required]
-    flags = [F.max(c.isNull().cast("int")).alias(f"n{i}") for i, c in enumerate(cols)]
-    row = df.agg(*flags).first()
-    bad = [name for i, name in enumerate(required) if row[f"n{i}"] == 1]
-    if bad:
-        raise InvariantViolationError(
-            f"table {table}: NOT NULL constraint violated for column(s) {', '.join(bad)}. "
-            "Nothing was written.")

@@ -201,12 +201,18 @@ class Sqlext(Spark):
 
         def _parse_alter_table_change(self) -> exp.Expr | None:
             """``CHANGE [COLUMN] c COMMENT '...'`` (Delta's way to set only a column's comment)
-            as ``ALTER COLUMN c COMMENT '...'``; other forms as Hive's ``CHANGE``."""
+            as ``ALTER COLUMN c COMMENT '...'``, ``CHANGE [COLUMN] c SET|DROP NOT NULL`` (the
+            form dbt-spark's contracts emit) as ``ALTER COLUMN c SET|DROP NOT NULL``; other
+            forms as Hive's ``CHANGE``."""
             index = self._index
             self._match(TokenType.COLUMN)
             column = self._parse_field(any_token=True)
             if column is not None and self._match(TokenType.COMMENT):
                 return self.expression(exp.AlterColumn(this=column, comment=self._parse_string()))
+            if column is not None and self._match_text_seq("SET", "NOT", "NULL"):
+                return self.expression(exp.AlterColumn(this=column, allow_null=False))
+            if column is not None and self._match_text_seq("DROP", "NOT", "NULL"):
+                return self.expression(exp.AlterColumn(this=column, drop=True, allow_null=True))
             self._retreat(index)
             return super()._parse_alter_table_change()
 

@@ -1,5 +1,6 @@
-"""DROP TABLE, ALTER TABLE (ADD COLUMNS, SET TBLPROPERTIES, RENAME TO), CREATE / DROP SCHEMA and
-USE, for sqlext tables and the warehouse's schemas.
+"""DROP TABLE, ALTER TABLE (ADD COLUMNS, SET TBLPROPERTIES, RENAME TO, column comments, ADD / DROP
+CONSTRAINT, SET / DROP NOT NULL), CREATE / DROP SCHEMA and USE, for sqlext tables and the
+warehouse's schemas.
 
 ``DROP TABLE`` of a managed table deletes its directory; of an external table, only the name.
 Schema changes and property changes are one metadata commit each (``ADD COLUMNS``, ``SET
@@ -14,17 +15,23 @@ from sqlglot import exp
 
 from sqlext.catalog import CATALOG_DIR, DEFAULT_SCHEMA, TableRef, has_delta_log
 from sqlext.engine import ddl
+from sqlext.engine.conditions import with_sql_text
 from sqlext.engine.io.storage_bridge import remove_tree
 from sqlext.errors import (AnalysisException, TableNotFoundError,
                            UnsupportedOperationError)
 from sqlext.sql import plan as P
+from sqlext.sql import splice
 from sqlext.sql.nodes import delta_path, property_map
 from sqlext.sql.resolve import Kind, Resolver, label
 from sqlext.sql.sqltypes import struct_from_columns
 
 ALTER_SUPPORTED = ("ALTER TABLE t ADD COLUMNS (c type, ...), ALTER TABLE t SET TBLPROPERTIES "
                    "(k = v, ...), ALTER TABLE t RENAME TO u, ALTER TABLE t CHANGE COLUMN c "
-                   "COMMENT '...', ALTER TABLE t ALTER COLUMN c COMMENT '...'")
+                   "COMMENT '...', ALTER TABLE t ALTER COLUMN c COMMENT '...', ALTER TABLE t "
+                   "ADD CONSTRAINT name CHECK (expr), ALTER TABLE t DROP CONSTRAINT [IF EXISTS] "
+                   "name, ALTER TABLE t ALTER|CHANGE COLUMN c SET|DROP NOT NULL")
+# the arguments of an ALTER COLUMN that only sets or drops NOT NULL
+_NULLABILITY_ARGS = {"this", "allow_null", "drop", "exists"}
 
 
 # --- DROP TABLE -------------------------------------------------------------------------------
@@ -89,6 +96,19 @@ def plan_alter(resolver: Resolver, stmt: exp.Alter) -> P.Plan | None:
         return _plan(lambda: _rename(resolver, table, ref, action.this))
     if isinstance(action, exp.AlterColumn) and action.args.get("comment") is not None:
         return _plan(lambda: _set_comment(spark, ref, action))
+    if isinstance(action, exp.AlterColumn) and action.args.get("allow_null") is not None \
+            and all(v is None for k, v in action.args.items() if k not in _NULLABILITY_ARGS):
+        not_null = not action.args["allow_null"]
+        return _plan(lambda: ddl.set_not_null(spark, ref, _column_name(action.this, ref),
+                                              not_null))
+    if isinstance(action, exp.AddConstraint):
+        name, check = _check_constraint(action, ref)
+        return _plan(lambda: ddl.add_check_constraint(spark, ref, name, check))
+    if isinstance(action, exp.Drop) and str(action.args.get("kind") or "").upper() == "CONSTRAINT":
+        names = action.args.get("tables") or []
+        if len(names) == 1:
+            return _plan(lambda: ddl.drop_check_constraint(spark, ref, names[0].name,
+                                                           bool(action.args.get("exists"))))
     raise UnsupportedOperationError(f"ALTER TABLE {text}: {action.sql(dialect='spark')} is not "
                                     f"supported; supported: {ALTER_SUPPORTED}")
 
@@ -99,6 +119,31 @@ def _plan(change) -> P.Plan:
         change()
         return None
     return P.Plan(run)
+
+
+def _column_name(node: exp.Expression, ref: TableRef) -> str:
+    """The top-level column an ALTER COLUMN names (a nested field is refused)."""
+    if isinstance(node, exp.Identifier) or (isinstance(node, exp.Column)
+                                            and not node.args.get("table")):
+        return node.name
+    raise UnsupportedOperationError(f"ALTER TABLE {ref.display} ALTER COLUMN "
+                                    f"{node.sql(dialect='spark')}: SET / DROP NOT NULL applies "
+                                    "to top-level columns only; the table is unchanged")
+
+
+def _check_constraint(action: exp.AddConstraint, ref: TableRef) -> tuple[str, exp.Expression]:
+    """The name and the expression (carrying the user's text) of ``ADD CONSTRAINT name CHECK
+    (expr)``; PRIMARY KEY, FOREIGN KEY, UNIQUE are refused (Delta does not enforce them)."""
+    items = action.expressions
+    constraint = items[0] if len(items) == 1 else None
+    kinds = constraint.expressions if isinstance(constraint, exp.Constraint) else []
+    if len(kinds) != 1 or not isinstance(kinds[0], exp.CheckColumnConstraint):
+        raise UnsupportedOperationError(
+            f"ALTER TABLE {ref.display} {action.sql(dialect='spark')}: only CHECK constraints "
+            "can be added to a Delta table (ADD CONSTRAINT name CHECK (expr)); PRIMARY KEY, "
+            "FOREIGN KEY and UNIQUE are not supported (Delta does not enforce them)")
+    check = kinds[0].this
+    return constraint.name, with_sql_text(check, splice.render(check).text)
 
 
 def _set_comment(spark: SparkSession, ref: TableRef, action: exp.AlterColumn) -> int:

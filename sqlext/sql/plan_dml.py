@@ -33,7 +33,7 @@ from sqlext.errors import AnalysisException, TableNotFoundError, UnsupportedOper
 from sqlext.log.table import DeltaLog
 from sqlext.sql import plan as P
 from sqlext.sql import splice
-from sqlext.sql.assign import assign, check_not_null
+from sqlext.sql.assign import assign
 from sqlext.sql.nodes import MergeInto, delta_path
 from sqlext.sql.plan_read import ReadRewriter, drop_db_qualifier, plan_query
 from sqlext.sql.resolve import Kind, Resolver, label
@@ -169,7 +169,6 @@ class InsertPlan(P.CallPlan):
         targets = self._targets(df, schema)
         constants = {pcols[n.lower()]: _constant(v) for n, v in self.static.items()}
         data = assign(spark, df, schema, targets, constants, self.ref.display)
-        check_not_null(data, schema, self.ref.display)
         predicate, mode = self.replace_where, None
         if self.overwrite and self.static:
             if _dynamic(spark):

@@ -92,4 +92,4 @@ def test_null_for_a_not_null_column_fails_the_update(spark, tmp_path):
     write_deltalake(str(path), pa.table({"id": [1, 2, 3], "s": ["a", None, "c"]}, schema=schema))
     _refused(spark, path, InvariantViolationError,
              lambda dt: dt.update("s IS NULL", {"id": "CAST(NULL AS BIGINT)"}),
-             "NOT NULL constraint violated", "column 'id'")
+             "NOT NULL constraint violated for column: id", "'CAST(NULL AS BIGINT)' is NULL")

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 import sqlext
+from sqlext.engine.constraints import table_constraints
 from sqlext.engine.io.files import write_files
 from sqlext.engine.schemas import spark_schema
 from sqlext.errors import ConcurrentAppendException, ConcurrentDeleteDeleteException
@@ -68,7 +69,8 @@ def _replace_partition(spark, log, snapshot, partition, rows):
     old = [f for f in snapshot.files if f.partition_values["p"] == partition]
     txn.read_predicate(predicate)
     txn.read_files(old)
-    new = write_files(spark, spark.createDataFrame(rows, "id int, p string"), log, ["p"], schema)
+    new = write_files(spark, spark.createDataFrame(rows, "id int, p string"), log, ["p"], schema,
+                      constraints=table_constraints(schema, snapshot.configuration))
     ts = now_ms()
     actions = [f.remove(ts) for f in old] + [w.add() for w in new]
     params = {"mode": "Overwrite", "predicate": json.dumps([predicate])}

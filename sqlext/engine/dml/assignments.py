@@ -24,6 +24,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from sqlext.engine.conditions import RUNTIME_ERROR_MARK, as_column, has_subquery
+from sqlext.engine.constraints import constraint_error
 from sqlext.engine.schemas import same_type
 from sqlext.errors import AnalysisException, SqlextError, UnsupportedOperationError
 
@@ -99,9 +100,9 @@ def store_assign(frame: DataFrame, value: Column, value_type: T.DataType, field:
     value = _cast(_Caster(session, policy, where, shown), value, value_type, field.dataType,
                   field.name)
     if not field.nullable:
-        value = F.when(value.isNull(), runtime_error(
-            f"{where}: NOT NULL constraint violated: {shown!r} is NULL for column "
-            f"{field.name!r}")).otherwise(value)
+        value = F.when(value.isNull(), constraint_error(
+            f"NOT NULL constraint violated for column: {field.name} (the value {shown!r} is "
+            "NULL)")).otherwise(value)
     return value
 
 

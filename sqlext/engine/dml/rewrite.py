@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pyspark.sql import Column, DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 
+from sqlext.engine.constraints import table_constraints
 from sqlext.engine.io import storage_bridge
 from sqlext.engine.io.files import CHANGE_TYPE, WrittenFile, write_files
 from sqlext.engine.schemas import quoted_column
@@ -71,7 +72,7 @@ def write_changes(spark: SparkSession, log: DeltaLog, snapshot: Snapshot, df: Da
     schema = spark_schema(snapshot.metadata.schema_string)
     ct = F.lit(change_type) if isinstance(change_type, str) else change_type
     return write_files(spark, df.withColumn(CHANGE_TYPE, ct), log, snapshot.partition_columns,
-                       schema, kind="cdc")
+                       schema, constraints=[], kind="cdc")
 
 
 def rewrite_files(spark: SparkSession, log: DeltaLog, snapshot: Snapshot,
@@ -82,8 +83,9 @@ def rewrite_files(spark: SparkSession, log: DeltaLog, snapshot: Snapshot,
     NULL are the new data, the others go to ``_change_data/`` as change rows (one job, so data
     and change rows come from the same evaluation of every expression). Nothing is committed.
     """
-    written = write_files(spark, output, log, snapshot.partition_columns,
-                          spark_schema(snapshot.metadata.schema_string),
+    schema = spark_schema(snapshot.metadata.schema_string)
+    written = write_files(spark, output, log, snapshot.partition_columns, schema,
+                          constraints=table_constraints(schema, snapshot.configuration),
                           kind="mixed" if with_changes else "data")
     return Rewrite(list(touched), [w for w in written if not w.is_change_file],
                    [w for w in written if w.is_change_file])

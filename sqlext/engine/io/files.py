@@ -20,6 +20,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from sqlext.engine.constraints import Constraint, enforce
 from sqlext.engine.io import storage_bridge
 from sqlext.engine.schemas import quoted_column
 from sqlext.log.actions import AddCDCFile, AddFile, encode_path
@@ -101,7 +102,7 @@ def _unsorted_if(spark: SparkSession, condition: bool):
 
 
 def write_files(spark: SparkSession, df: DataFrame, log: DeltaLog, partition_columns: list[str],
-                table_schema: T.StructType, *, kind: str = "data",
+                table_schema: T.StructType, *, constraints: list[Constraint], kind: str = "data",
                 num_indexed_cols: int = DEFAULT_NUM_INDEXED_COLS) -> list[WrittenFile]:
     """Write ``df`` (whose columns are the table's, in any order, plus ``_change_type`` for
     ``kind="cdc"`` and ``kind="mixed"``) as parquet files of the table. Returns the files, not
@@ -112,6 +113,11 @@ def write_files(spark: SparkSession, df: DataFrame, log: DeltaLog, partition_col
     column, ignored by readers, as delta-spark's do), the others change files; tell them apart
     with :attr:`WrittenFile.is_change_file`. One job means expressions are evaluated once per
     row, so data and change rows agree even for ``rand()`` or ``current_timestamp()``.
+
+    ``constraints`` (:func:`sqlext.engine.constraints.table_constraints` of the table written)
+    are checked on every data row by the same job (change rows are not checked): a violating
+    row fails the job, the staged files are removed and nothing reaches the table. Pass an
+    empty list only for rows already in the table (OPTIMIZE).
     """
     staging = log.store.join(log.location, STAGING_DIR, uuid.uuid4().hex)
     mixed = kind == "mixed"
@@ -120,6 +126,8 @@ def write_files(spark: SparkSession, df: DataFrame, log: DeltaLog, partition_col
                     if c.lower() not in {p.lower() for p in partition_columns}]
     part_columns = [next(c for c in df.columns if c.lower() == p.lower())
                     for p in partition_columns]
+    if kind != "cdc":
+        df = enforce(df, constraints, F.col(CHANGE_TYPE).isNull() if mixed else None)
     marker = [F.col(CHANGE_TYPE).isNotNull().alias(_IS_CHANGE)] if mixed else []
     if marker or data_columns + part_columns != df.columns:
         df = df.select(*[quoted_column(c) for c in data_columns], *marker,

@@ -34,6 +34,7 @@ from pyspark.sql import types as T
 from sqlglot import exp
 
 from sqlext.engine.commit import commit
+from sqlext.engine.constraints import table_constraints
 from sqlext.engine.dml.command import Timer, begin, removes, spark_job_errors
 from sqlext.engine.io.files import CHANGE_TYPE, WrittenFile, write_files
 from sqlext.engine.merge.clauses import MATCHED, NOT_MATCHED, NOT_MATCHED_BY_SOURCE, Clause
@@ -517,8 +518,10 @@ class _Merge:
         return rows.select(F.inline(spread))
 
     def _write(self, out: DataFrame, with_changes: bool) -> list[WrittenFile]:
+        constraints = table_constraints(self.plan.new_schema, self.snapshot.configuration)
         written = write_files(self.spark, out, self.log, self.snapshot.partition_columns,
-                              self.plan.new_schema, kind="mixed" if with_changes else "data")
+                              self.plan.new_schema, constraints=constraints,
+                              kind="mixed" if with_changes else "data")
         # Spark writes an empty file for an empty output: it adds nothing to the table
         return [w for w in written if w.is_change_file or w.num_records != 0]
 

@@ -115,10 +115,10 @@ SELECT count(*) FROM events;
 -- duckdb: CREATE TABLE strict (k INT NOT NULL, v STRING)
 CREATE TABLE strict (k INT NOT NULL, v STRING) USING delta;
 
--- check: error InvariantViolationError NOT NULL constraint violated for column\(s\) k
+-- check: error ConstraintViolationError NOT NULL constraint violated for column: k
 INSERT INTO strict VALUES (1, 'a'), (NULL, 'b');
 
--- check: error InvariantViolationError NOT NULL constraint violated for column\(s\) k
+-- check: error ConstraintViolationError NOT NULL constraint violated for column: k
 INSERT INTO strict (v) VALUES ('c');
 
 -- check: table strict
