@@ -325,9 +325,7 @@ def add_check_constraint(spark: SparkSession, ref: TableRef, name: str, expressi
     frame = table_frame(spark, snapshot, None)
     resolve_condition(frame, text, ref.display, snapshot.version, "CHECK constraint")
     constraint = Constraint("CHECK", name, text)
-    txn.read_whole_table()
-    with spark_job_errors(log, snapshot, "ADD CONSTRAINT"):
-        broken = scan(spark, log, snapshot).filter(violation(constraint)).count()
+    broken = _violating_rows(spark, log, snapshot, txn, constraint, "ADD CONSTRAINT")
     if broken:
         raise ConstraintViolationError(
             f"{where}: {broken} rows in {ref.display} (version {snapshot.version}) violate the "
@@ -336,6 +334,15 @@ def add_check_constraint(spark: SparkSession, ref: TableRef, name: str, expressi
     conf = {**snapshot.configuration, CONSTRAINT_PREFIX + name.lower(): text}
     stage_metadata(txn, dataclasses.replace(snapshot.metadata, configuration=conf))
     return commit(spark, txn, [], "ADD CONSTRAINT", {"name": name, "expr": text}, {})
+
+
+def _violating_rows(spark: SparkSession, log: DeltaLog, snapshot, txn, constraint: Constraint,
+                    operation: str) -> int:
+    """How many rows of ``snapshot`` a new ``constraint`` would refuse (one Spark job); the
+    transaction records that it read the whole table."""
+    txn.read_whole_table()
+    with spark_job_errors(log, snapshot, operation):
+        return scan(spark, log, snapshot).filter(violation(constraint)).count()
 
 
 def drop_check_constraint(spark: SparkSession, ref: TableRef, name: str,
@@ -381,10 +388,8 @@ def set_not_null(spark: SparkSession, ref: TableRef, column: str, not_null: bool
                                 f"table has no column {column} (columns: {names}); the table "
                                 "is unchanged")
     if not_null:
-        txn.read_whole_table()
         constraint = Constraint("NOT NULL", field["name"], path=(field["name"],))
-        with spark_job_errors(log, snapshot, "CHANGE COLUMN"):
-            broken = scan(spark, log, snapshot).filter(violation(constraint)).count()
+        broken = _violating_rows(spark, log, snapshot, txn, constraint, "CHANGE COLUMN")
         if broken:
             raise ConstraintViolationError(
                 f"ALTER TABLE {ref.display} ALTER COLUMN {field['name']} SET NOT NULL: {broken} "
