@@ -21,16 +21,14 @@ def test_readme_sql_quick_start_runs(spark):
     session = spark.newSession()
     Catalog(session).create_schema("readme_sql")
     session.catalog.setCurrentDatabase("readme_sql")
-    session.createDataFrame([(2, "u", None), (3, "n", None)],
-                            "id BIGINT, v STRING, day DATE").createOrReplaceTempView("updates")
     result = None
     for statement in re.split(r";[^\n]*\n", quick_start_sql()):
-        if "TIMESTAMP AS OF" in statement:        # the README's time is before this table existed
-            latest = sqlext.sql(session, "DESCRIBE HISTORY events LIMIT 1").first()["timestamp"]
-            statement = statement.replace("'2024-05-01 12:00:00'", f"'{latest}'")
-            assert {r["id"] for r in sqlext.sql(session, statement).collect()} == {2, 3}
-        elif statement.strip():
+        if statement.strip():
             result = sqlext.sql(session, statement).collect()
+        if "DELETE FROM events" in statement:     # the commented TIMESTAMP AS OF, at this commit
+            latest = sqlext.sql(session, "DESCRIBE HISTORY events LIMIT 1").first()["timestamp"]
+            rows = sqlext.sql(session, f"SELECT * FROM events TIMESTAMP AS OF '{latest}'")
+            assert {r["id"] for r in rows.collect()} == {2, 3}
     assert result == []                   # the last statement, VACUUM DRY RUN: nothing to delete
     history = sqlext.sql(session, "DESCRIBE HISTORY events").collect()
     operations = [r["operation"] for r in sorted(history, key=lambda r: r["version"])]
