@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pyspark.sql import DataFrame, SparkSession
 
-from sqlext.engine import read as _read
-from sqlext.engine import write as _write
+from sqlext.engine import read as table_reads
+from sqlext.engine import write as table_writes
+from sqlext.engine.changes import read as change_feed
 
 
 def write(df: DataFrame, table: str, mode: str = "append", partitionBy=None, replaceWhere=None,
@@ -24,9 +25,9 @@ def write(df: DataFrame, table: str, mode: str = "append", partitionBy=None, rep
     for that application id is skipped). ``partitionOverwriteMode="dynamic"`` overwrites only the
     partitions present in the data.
     """
-    return _write.write(df.sparkSession, df, table, mode, partitionBy, replaceWhere, mergeSchema,
-                        overwriteSchema, configuration, userMetadata, txnAppId, txnVersion,
-                        **options)
+    return table_writes.write(df.sparkSession, df, table, mode, partitionBy, replaceWhere,
+                              mergeSchema, overwriteSchema, configuration, userMetadata,
+                              txnAppId, txnVersion, **options)
 
 
 def read(spark: SparkSession, table: str, versionAsOf: int | None = None, timestampAsOf=None,
@@ -36,7 +37,7 @@ def read(spark: SparkSession, table: str, versionAsOf: int | None = None, timest
     ``filter`` is a SQL condition: files that cannot hold matching rows are skipped using their
     partition values and min/max statistics, and the condition is applied to the rows.
     """
-    return _read.read(spark, table, versionAsOf, timestampAsOf, filter)
+    return table_reads.read(spark, table, versionAsOf, timestampAsOf, filter)
 
 
 def changes(spark: SparkSession, table: str, startingVersion=None, endingVersion=None,
@@ -50,7 +51,6 @@ def changes(spark: SparkSession, table: str, startingVersion=None, endingVersion
     clause); ``computeUpdates`` with ``identifierColumns`` pairs deletes and inserts of one key
     into updates; ``filter`` (SQL) prunes files. See :func:`sqlext.engine.changes.read.changes`.
     """
-    from sqlext.engine.changes.read import changes as _changes
-    return _changes(spark, table, startingVersion, endingVersion, startingTimestamp,
-                    endingTimestamp, deduplicationMode, computeUpdates, identifierColumns,
-                    filter=filter)
+    return change_feed.changes(spark, table, startingVersion, endingVersion, startingTimestamp,
+                               endingTimestamp, deduplicationMode, computeUpdates,
+                               identifierColumns, filter=filter)

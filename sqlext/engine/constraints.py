@@ -29,6 +29,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from sqlglot import exp, parse_one
 
+from sqlext.engine.schemas import quote_identifier
 from sqlext.errors import UnsupportedTableFeatureError
 
 #: table property prefix of a CHECK constraint (the name after it is lower case)
@@ -51,13 +52,6 @@ class Constraint:
     name: str
     expression: str | None = None
     path: tuple[str, ...] = ()
-
-    def describe(self) -> str:
-        """The constraint as messages name it: ``CHECK constraint c (id > 0)`` /
-        ``NOT NULL constraint on column id``."""
-        if self.kind == "CHECK":
-            return f"CHECK constraint {self.name} ({self.expression})"
-        return f"NOT NULL constraint on column {self.name}"
 
 
 def check_constraints(configuration: Mapping[str, str]) -> dict[str, str]:
@@ -109,8 +103,9 @@ def _invariant_expression(rule) -> str:
             ) from None
 
 
-def _quoted(path: tuple[str, ...]) -> Column:
-    return F.col(".".join("`" + p.replace("`", "``") + "`" for p in path))
+def _field(path: tuple[str, ...]) -> Column:
+    """The (nested) field at ``path``, each part taken literally."""
+    return F.col(".".join(quote_identifier(p) for p in path))
 
 
 def referenced_columns(expression: str) -> list[str]:
@@ -131,9 +126,9 @@ def referenced_columns(expression: str) -> list[str]:
 def violation(constraint: Constraint) -> Column:
     """A Column that is true for a row violating ``constraint``."""
     if constraint.kind == "NOT NULL":
-        parents = [_quoted(constraint.path[:i]).isNotNull()
+        parents = [_field(constraint.path[:i]).isNotNull()
                    for i in range(1, len(constraint.path))]
-        broken = _quoted(constraint.path).isNull()
+        broken = _field(constraint.path).isNull()
         for parent in parents:
             broken = parent & broken
         return broken

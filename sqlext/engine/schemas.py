@@ -125,9 +125,14 @@ def _aligned(expr, source: T.DataType | None, target: T.DataType):
     return expr.cast(target)
 
 
+def quote_identifier(name: str) -> str:
+    """``name`` as a Spark SQL identifier taken literally (dots, backquotes and all)."""
+    return "`" + name.replace("`", "``") + "`"
+
+
 def quoted_column(name: str):
     """``F.col`` for a column name taken literally (dots, backquotes and all)."""
-    return F.col("`" + name.replace("`", "``") + "`")
+    return F.col(quote_identifier(name))
 
 
 def plan_write(df: DataFrame, table_schema: T.StructType | None, merge_schema: bool,

@@ -22,8 +22,8 @@ from sqlext.log.actions import Metadata, Protocol, SetTransaction, UnknownAction
 from sqlext.log.conflicts import SERIALIZABLE, WRITE_SERIALIZABLE
 from sqlext.log.table import DeltaLog
 from sqlext.log.transaction import Transaction
-from tests.support.kernel_tables import (SCHEMA, append, clear_caches, create_table, log_bytes, log_files,
-                           write_file)
+from tests.support.kernel_tables import (SCHEMA, append, clear_caches, create_table, log_bytes,
+                                         log_files, write_file)
 from tests.support.compare import assert_same_rows as _assert_same_rows
 from tests.support.readers import read_deltalake, read_duckdb
 

@@ -33,6 +33,7 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from sqlext.engine.schemas import quoted_column
 from sqlext.log.changes_plan import (CHANGE_TYPE, COMMIT_TIMESTAMP, COMMIT_VERSION, DELETE,
                                         INSERT, POSTIMAGE, PREIMAGE)
 
@@ -52,16 +53,11 @@ def _after() -> Column:
     return _ct().isin(INSERT, POSTIMAGE)
 
 
-def quoted(name: str) -> str:
-    """A column name quoted for Spark."""
-    return "`" + name.replace("`", "``") + "`"
-
-
 def value_keys(df: DataFrame, columns: list[str]) -> list[Column]:
     """Expressions that group rows by the values of ``columns`` (maps, which Spark cannot group
     by, as their JSON text)."""
     types = {f.name: f.dataType for f in df.schema.fields}
-    return [F.to_json(F.struct(F.col(quoted(c)))) if _has_map(types[c]) else F.col(quoted(c))
+    return [F.to_json(F.struct(quoted_column(c))) if _has_map(types[c]) else quoted_column(c)
             for c in columns]
 
 
@@ -141,11 +137,11 @@ def duplicate_key(df: DataFrame, keys: list[str]) -> dict | None:
     Runs a Spark job reading only the key columns.
     """
     side = F.when(_before(), F.lit("before")).otherwise(F.lit("after"))
-    grouped = (df.select(*[F.col(quoted(k)) for k in keys], F.col(COMMIT_VERSION), _ct(),
+    grouped = (df.select(*[quoted_column(k) for k in keys], F.col(COMMIT_VERSION), _ct(),
                          side.alias("__sqlext_side"))
                .groupBy(*value_keys(df, keys), F.col(COMMIT_VERSION), F.col("__sqlext_side"))
                .agg(F.count(F.lit(1)).alias("__sqlext_n"), F.min(_ct()).alias(CHANGE_TYPE),
-                    *[F.first(F.col(quoted(k))).alias(f"__sqlext_k{i}")
+                    *[F.first(quoted_column(k)).alias(f"__sqlext_k{i}")
                       for i, k in enumerate(keys)]))
     hit = grouped.filter(F.col("__sqlext_n") > 1).limit(1).collect()
     if not hit:

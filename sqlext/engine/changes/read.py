@@ -25,7 +25,7 @@ from sqlext.log.changes_plan import (CHANGE_TYPE, COMMIT_TIMESTAMP, COMMIT_VERSI
 from sqlext.engine.read import timestamp_ms
 from sqlext.engine.io.mapped_scan import read_mapped_files
 from sqlext.engine.io.scan import FileRead
-from sqlext.engine.schemas import spark_schema
+from sqlext.engine.schemas import quote_identifier, spark_schema
 from sqlext.engine.session import prepare
 from sqlext.engine.conditions import check_condition, spark_condition
 from sqlext.errors import ChangeDataFeedError
@@ -167,7 +167,7 @@ def _raw(spark: SparkSession, log: DeltaLog, plan: ChangePlan, schema: T.StructT
                                        f.deletion_vector, f.selection))
     stored = T.StructType(schema.fields + CHANGE_FIELDS[:1])
     extras = [T.StructField(_INFERRED_TYPE, T.StringType())] + CHANGE_FIELDS[1:]
-    columns = [dedup.quoted(f.name) for f in schema.fields] + [
+    columns = [quote_identifier(f.name) for f in schema.fields] + [
         F.coalesce(F.col(_INFERRED_TYPE), F.col(CHANGE_TYPE)).alias(CHANGE_TYPE),
         COMMIT_VERSION, COMMIT_TIMESTAMP]
     parts = [read_mapped_files(spark, log, stored, list(layout), reads, mapping, extras)

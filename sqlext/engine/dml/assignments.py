@@ -25,7 +25,7 @@ from pyspark.sql import types as T
 
 from sqlext.engine.conditions import RUNTIME_ERROR_MARK, as_column, has_subquery
 from sqlext.engine.constraints import constraint_error
-from sqlext.engine.schemas import same_type
+from sqlext.engine.schemas import quoted_column, same_type
 from sqlext.errors import AnalysisException, SqlextError, UnsupportedOperationError
 
 
@@ -54,10 +54,6 @@ def split_name(key: str) -> list[str]:
         i += 1
     parts.append(current if was_quoted else current.strip())
     return parts
-
-
-def quote(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
 
 
 def one_row_projection(frame: DataFrame, columns: list[Column], where: str, what: str):
@@ -312,5 +308,5 @@ def resolve_set(frame: DataFrame, assignments, schema: T.StructType, where: str,
                 "field is named by its path, e.g. a.b.c). Columns: "
                 f"{', '.join(f.name for f in schema.fields)}. The table is unchanged.")
         items.append((path, value))
-    return assign(frame, schema, items, lambda name: F.col(quote(name)), where,
+    return assign(frame, schema, items, quoted_column, where,
                   operation).values

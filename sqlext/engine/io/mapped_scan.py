@@ -63,20 +63,21 @@ def logical_type(dt: T.DataType) -> T.DataType:
 def read_mapped_files(spark: SparkSession, log: DeltaLog, schema: T.StructType,
                       partition_columns: list[str], files: list[FileRead],
                       mapping: ColumnMapping | None,
-                      extra_fields: list[T.StructField] = ()) -> DataFrame:
+                      extra_fields: list[T.StructField] = (),
+                      version: int | None = None) -> DataFrame:
     """:func:`sqlext.engine.io.scan.read_files` for a table with column ``mapping`` (``schema`` and
     ``partition_columns`` logical, each :class:`FileRead`'s partition values as the log keys
     them); without a mapping, exactly :func:`read_files`. Fields of ``schema`` that carry no
     physical name (e.g. a change file's ``_change_type``) are read by their own name."""
     if mapping is None:
-        return read_files(spark, log, schema, partition_columns, files, extra_fields)
+        return read_files(spark, log, schema, partition_columns, files, extra_fields, version)
     with_ids = mapping.mode == "id"
     if with_ids and spark.conf.get(FIELD_ID_READ, "false").lower() != "true":
         spark.conf.set(FIELD_ID_READ, "true")
     physical = T.StructType([physical_field(f, physical_type(f.dataType, with_ids), with_ids)
                              for f in schema.fields])
     df = read_files(spark, log, physical, [mapping.physical_name(c) for c in partition_columns],
-                    files, extra_fields)
+                    files, extra_fields, version)
     columns = []
     for stored, field in zip(physical.fields, schema.fields):
         target = logical_type(field.dataType)

@@ -19,7 +19,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from pyspark.sql.utils import AnalysisException as SparkAnalysisException
 
-from sqlext.engine.schemas import data_schema, spark_schema
+from sqlext.engine.schemas import data_schema, quote_identifier, spark_schema
 from sqlext.errors import DeletionVectorError, DeltaFileNotFoundError
 from sqlext.log.actions import AddFile
 from sqlext.log.deletion_vectors import (DeletionVectorDescriptor, RoaringBitmapArray,
@@ -75,7 +75,8 @@ def scan(spark: SparkSession, log: DeltaLog, snapshot: Snapshot, files: list[Add
         if mapping is not None:     # physical names in files and partition values
             from sqlext.engine.io.mapped_scan import read_mapped_files
             return read_mapped_files(spark, log, spark_schema(snapshot.metadata.schema_string),
-                                     snapshot.partition_columns, reads, mapping, extra)
+                                     snapshot.partition_columns, reads, mapping, extra,
+                                     version=snapshot.version)
         return read_files(spark, log, spark_schema(snapshot.metadata.schema_string),
                           snapshot.partition_columns, reads, extra, version=snapshot.version)
     except SparkAnalysisException as exc:
@@ -148,7 +149,7 @@ def _read_listed(spark: SparkSession, log: DeltaLog, schema: T.StructType,
                  extra_fields: list[T.StructField]) -> DataFrame:
     """:func:`read_files` of files without deletion vectors."""
     fields = list(schema.fields) + list(extra_fields)
-    out_cols = [_quoted(f.name) for f in fields]
+    out_cols = [quote_identifier(f.name) for f in fields]
     stored = data_schema(schema, partition_columns)
     listings: dict[str, list[FileRead]] = defaultdict(list)
     for f in files:
@@ -184,7 +185,7 @@ def _read_by_row_index(spark: SparkSession, log: DeltaLog, schema: T.StructType,
     values, and a join on (listing, row index) with the rows the bitmaps name, decoded on the
     driver into a small two-column frame, drops or keeps them. No row reaches Python."""
     fields = list(schema.fields) + list(extra_fields)
-    out_cols = [_quoted(f.name) for f in fields]
+    out_cols = [quote_identifier(f.name) for f in fields]
     stored = data_schema(schema, partition_columns)
     listings: dict[str, list[tuple[int, FileRead]]] = defaultdict(list)
     for i, f in enumerate(files):
@@ -265,10 +266,6 @@ def arrow_schema(schema: T.StructType):
     if "timezone" in inspect.signature(to_arrow_schema).parameters:
         return to_arrow_schema(schema, timezone="UTC")
     return to_arrow_schema(schema)
-
-
-def _quoted(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
 
 
 def _unique_name_layers(paths: list[str]) -> list[list[str]]:

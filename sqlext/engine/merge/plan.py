@@ -20,12 +20,12 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from sqlglot import exp
 
-from sqlext.engine.dml.assignments import assign, quote, split_name, target_path
+from sqlext.engine.dml.assignments import assign, split_name, target_path
 from sqlext.engine.conditions import Condition, resolve_condition
 from sqlext.engine.dml.command import table_frame
 from sqlext.engine.merge.clauses import (KIND_NAMES, MATCHED, NOT_MATCHED, NOT_MATCHED_BY_SOURCE,
                                          Clause)
-from sqlext.engine.schemas import spark_schema
+from sqlext.engine.schemas import quote_identifier, spark_schema
 from sqlext.errors import AnalysisException
 from sqlext.log.snapshot import Snapshot
 
@@ -112,7 +112,7 @@ def _plain_columns(project, columns: list[str]) -> dict[int, str]:
 
 def column_of(df: DataFrame, name: str) -> Column:
     """``df``'s column ``name`` (a top-level name, even with dots or backticks in it)."""
-    return df["`" + name.replace("`", "``") + "`"]
+    return df[quote_identifier(name)]
 
 
 class MergePlan:
@@ -291,7 +291,7 @@ class MergePlan:
         target = self._target_ref
 
         def old(name: str) -> Column:
-            return F.col(f"{quote(target)}.{quote(name)}")
+            return F.col(f"{quote_identifier(target)}.{quote_identifier(name)}")
 
         assigned = assign(frame, self.new_schema, items, old, self.where, what)
         plain = {}
