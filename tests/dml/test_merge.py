@@ -14,7 +14,8 @@ from sqlext.engine.merge.command import SINGLE_PASS_CONF
 from sqlext.errors import MultipleSourceRowMatchError, UnsupportedOperationError
 from tests.support.dml_cases import (SPARK_SCHEMA, changes_of, file_actions, latest_version, live_files,
                                operation, rows_table, spark_table)
-from tests.support.merge_cases import actual_changes, duckdb_merge, sqlext_merge
+from tests.support.merge_cases import (action_counts, actual_changes, duckdb_changes, duckdb_merge,
+                                       sqlext_merge)
 from tests.support.table_checks import assert_readers_agree
 from tests.support import assert_same_rows, read_deltalake
 
@@ -76,7 +77,7 @@ def test_upsert_rewrites_only_the_touched_file(spark, table_path):
         "numTargetFilesBeforeSkipping": 3, "numTargetFilesAfterSkipping": 1}
     assert {k: int(metrics[k]) for k in expected_metrics} == expected_metrics
     assert {"executionTimeMs", "scanTimeMs", "rewriteTimeMs"} <= set(metrics)
-    expected, _ = duckdb_merge(ROWS, src, "MERGE INTO tgt AS t USING src AS s ON t.id = s.id "
+    expected = duckdb_merge(ROWS, src, "MERGE INTO tgt AS t USING src AS s ON t.id = s.id "
                                           "WHEN MATCHED THEN UPDATE SET * "
                                           "WHEN NOT MATCHED THEN INSERT *")
     assert_readers_agree(spark, table_path, expected)
@@ -97,9 +98,11 @@ def test_every_clause_kind_on_a_partitioned_table(spark, table_path, merge_mode)
                  "WHEN NOT MATCHED BY SOURCE AND t.p = 0 AND t.id > 20 THEN DELETE")
     row = sqlext_merge(spark, table_path, src, statement)
 
-    expected, returned = duckdb_merge(ROWS, src, statement)
+    expected = duckdb_merge(ROWS, src, statement)
     assert_readers_agree(spark, table_path, expected)
-    actions = Counter(returned.column("merge_action").to_pylist())
+    tracking = statement.replace("s = s.s ", "s = s.s, upd = true ").replace(
+        "UPDATE SET v = 0 ", "UPDATE SET v = 0, upd = true ")
+    actions = action_counts(duckdb_changes(ROWS, src, tracking))
     assert (row.num_updated_rows, row.num_deleted_rows, row.num_inserted_rows) == (
         actions["UPDATE"], actions["DELETE"], actions["INSERT"])
     _, params, metrics = operation(table_path, 1)
@@ -204,7 +207,7 @@ def test_unconditional_insert_of_duplicate_source_rows_inserts_all(spark, table_
     row = (table(spark, table_path).merge(source(spark, src), "t.id = s.id")
            .whenMatchedDelete().whenNotMatchedInsertAll().execute().collect()[0])
     assert (row.num_inserted_rows, row.num_deleted_rows) == (4, 1)
-    expected, _ = duckdb_merge(ROWS[:5], src, "MERGE INTO tgt AS t USING src AS s ON t.id = s.id "
+    expected = duckdb_merge(ROWS[:5], src, "MERGE INTO tgt AS t USING src AS s ON t.id = s.id "
                                               "WHEN MATCHED THEN DELETE "
                                               "WHEN NOT MATCHED THEN INSERT *")
     assert_readers_agree(spark, table_path, expected)

@@ -63,7 +63,7 @@ def test_insert_star_copies_nothing_and_merges_as_duckdb(spark, table_path):
 
     (DeltaTable.forPath(spark, str(table_path)).alias("t").merge(src, "t.id = s.id")
      .whenMatchedUpdateAll().whenNotMatchedInsertAll().execute())
-    expected, _ = duckdb_merge(ROWS, src_rows, "MERGE INTO tgt AS t USING src AS s ON t.id = s.id "
+    expected = duckdb_merge(ROWS, src_rows, "MERGE INTO tgt AS t USING src AS s ON t.id = s.id "
                                                "WHEN MATCHED THEN UPDATE SET * "
                                                "WHEN NOT MATCHED THEN INSERT *")
     assert_same_rows(read_deltalake(table_path), expected)
@@ -154,7 +154,7 @@ def test_keys_of_a_plain_parquet_source_are_read_without_a_spark_job(spark, tabl
 
     result = (DeltaTable.forPath(spark, str(table_path)).alias("t").merge(src, "t.id = s.id")
               .whenMatchedUpdateAll().whenNotMatchedInsertAll().execute().collect()[0])
-    expected, _ = duckdb_merge(ROWS, src_rows, "MERGE INTO tgt AS t USING src AS s ON t.id = s.id "
+    expected = duckdb_merge(ROWS, src_rows, "MERGE INTO tgt AS t USING src AS s ON t.id = s.id "
                                                "WHEN MATCHED THEN UPDATE SET * "
                                                "WHEN NOT MATCHED THEN INSERT *")
     assert_same_rows(read_deltalake(table_path), expected)
@@ -201,7 +201,7 @@ def test_a_computed_source_is_materialized_once_and_plain_ones_are_not(spark, ta
 
     (DeltaTable.forPath(spark, str(table_path)).alias("t").merge(computed, "t.id = s.id")
      .whenMatchedUpdateAll().whenNotMatchedInsertAll().execute())
-    expected, _ = duckdb_merge(ROWS, [(12, 1, "x", -1), (40, 2, "new", 7)],
+    expected = duckdb_merge(ROWS, [(12, 1, "x", -1), (40, 2, "new", 7)],
                                "MERGE INTO tgt AS t USING src AS s ON t.id = s.id "
                                "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *")
     assert_same_rows(read_deltalake(table_path), expected)
