@@ -9,6 +9,7 @@ them (see :mod:`tests.support.fault_ops`) until it is killed or its deadline pas
 
 from __future__ import annotations
 
+import os
 import random
 import sys
 import time
@@ -24,12 +25,20 @@ from tests.support import fault_ops as ops  # noqa: E402
 KERNEL_KINDS = ("append", "append", "delete", "update", "merge")
 
 
+def _running(parent: int, deadline: float | None) -> bool:
+    """Go on while the deadline (if any) is ahead and the process that started this writer is
+    alive: a writer meant to run until killed must not outlive a test run that died first
+    (an orphan is re-parented, so its parent pid changes)."""
+    return os.getppid() == parent and (deadline is None or time.time() < deadline)
+
+
 def kernel_writer(path: str, journal: str, seed: int, worker: int, ready: str,
                   go: str | None = None, seconds: float | None = None, pause: float = 0.0) -> None:
     """Run kernel operations on ``path``: forever (until killed), or for ``seconds`` after the
     file ``go`` appears, sleeping ``pause`` seconds between operations. Conflicts are journaled
     with their exception class name; any other error ends the process with a non-zero exit
     code."""
+    parent = os.getppid()
     rng = random.Random(seed)
     ids = ops.IdSource(worker)
     log = DeltaLog(path)
@@ -41,7 +50,7 @@ def kernel_writer(path: str, journal: str, seed: int, worker: int, ready: str,
         ops.wait_for(Path(go))
         deadline = time.time() + (seconds or 5)
     first = go is None      # a writer to be killed says "ready" after its first operation
-    while deadline is None or time.time() < deadline:
+    while _running(parent, deadline):
         time.sleep(pause)
         kind = rng.choice(KERNEL_KINDS)
         # a merge updates rows of a few files picked at random (reading every file to choose
@@ -69,6 +78,7 @@ def spark_writer(path: str, journal: str, seed: int, ready: str, worker: int = 1
     """Run sqlext operations on Spark (``local[1]``): until killed, or for ``seconds`` after
     ``go`` appears. Conflicts are journaled; other errors end the process."""
     import sqlext
+    parent = os.getppid()
     spark = sqlext.session(master="local[1]", **{"spark.sql.shuffle.partitions": "1",
                                                  "spark.ui.enabled": "false"})
     rng = random.Random(seed)
@@ -78,7 +88,7 @@ def spark_writer(path: str, journal: str, seed: int, ready: str, worker: int = 1
     kinds = ops.spark_kinds()
     first = True          # the first append warms the JVM up; "ready" comes after it
     deadline = None
-    while deadline is None or time.time() < deadline:
+    while _running(parent, deadline):
         kind = "append" if first else rng.choice(kinds)
         current = ops.rows_at(log) if kind == "merge" else []
         op = ops.random_op(rng, ids, current, (kind,))
