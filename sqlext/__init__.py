@@ -20,6 +20,7 @@ _LAZY = {
     "read": "sqlext.api",
     "changes": "sqlext.api",
     "DeltaTable": "sqlext.tables",
+    "install": "sqlext.drop_in",
 }
 
 importlib.import_module("sqlext.sql")   # the SQL front's package, before ``sql`` is bound below

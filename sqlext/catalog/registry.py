@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from pyspark.sql import SparkSession
 
+from sqlext.engine.session import native_sql
 from sqlext.errors import AnalysisException, TableNotFoundError
 from sqlext.log.storage import is_local, normalize_location, store_for
 
@@ -154,7 +155,7 @@ class Catalog:
         self.store.mkdirs(self.store.join(self.warehouse, CATALOG_DIR, schema))
         self.store.mkdirs(self.schema_location(schema))
         try:
-            self.spark.sql(f"CREATE DATABASE IF NOT EXISTS `{schema.replace('`', '``')}`")
+            native_sql(self.spark, f"CREATE DATABASE IF NOT EXISTS `{schema.replace('`', '``')}`")
         except Exception:  # noqa: BLE001 - Spark's catalog is optional for sqlext tables
             pass
 

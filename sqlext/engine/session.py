@@ -77,6 +77,12 @@ def prepare(spark: SparkSession) -> None:
     hconf.set("parquet.enable.summary-metadata", "false")
 
 
+def native_sql(spark: SparkSession, text: str, *args, **kwargs):
+    """Spark's own ``spark.sql``, also on a session where :func:`sqlext.install` routed
+    ``spark.sql`` through sqlext (sqlext hands statements to Spark through this)."""
+    return type(spark).sql(spark, text, *args, **kwargs)
+
+
 def parse_size(value) -> int:
     """Bytes in a size setting: a number of bytes or ``128mb``, ``1g``, ``512 KiB``..."""
     text = str(value).strip().lower().replace(" ", "")

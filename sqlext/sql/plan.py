@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pyspark.sql import DataFrame, SparkSession
 from sqlglot import exp
 
+from sqlext.engine.session import native_sql
 from sqlext.errors import AnalysisException
 from sqlext.sql import spark_errors
 from sqlext.sql.splice import Rendered
@@ -55,7 +56,7 @@ def spark_sql(spark: SparkSession, sql: str, labels: dict[str, str] | None = Non
               texts: list[Rendered] | None = None) -> DataFrame:
     """``spark.sql(sql)`` with Spark's errors raised as sqlext's."""
     try:
-        return spark.sql(sql)
+        return native_sql(spark, sql)
     except spark_errors.spark_exceptions() as exc:
         raise spark_errors.translate(exc, labels, texts) from exc
 

@@ -1,0 +1,128 @@
+"""``sqlext.install(spark)``: delta-spark code as written (``format("delta")``, ``spark.sql``,
+``spark.table``, ``saveAsTable``, ``insertInto``) runs on sqlext; each result checked against
+sqlext's own API and delta-rs."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+import sqlext
+from sqlext.drop_in import uninstall
+from sqlext.errors import SqlextError, TableAlreadyExistsError
+from tests.support import assert_same_rows, read_deltalake
+from tests.support.table_checks import latest_version
+
+DDL = "id int, s string, p string"
+ROWS = [(1, "a1", "a"), (2, "b1", "b"), (3, "c1", "c"), (4, "a2", "a")]
+
+
+@pytest.fixture
+def drop_in(spark):
+    """The shared session with sqlext installed, uninstalled after the test."""
+    sqlext.install(spark)
+    yield spark
+    uninstall(spark)
+
+
+def _rows(df):
+    return sorted(tuple(r) for r in df.collect())
+
+
+def _executed_plan(df) -> str:
+    return df._jdf.queryExecution().executedPlan().toString()
+
+
+def test_format_delta_write_and_read_round_trip(drop_in, table_path):
+    spark, path = drop_in, str(table_path)
+    df = spark.createDataFrame(ROWS, DDL)
+    df.write.format("delta").partitionBy("p").save(path)
+    with pytest.raises(TableAlreadyExistsError):       # Spark's default mode: errorifexists
+        df.write.format("delta").save(path)
+    spark.createDataFrame([(5, "b2", "b")], DDL).write.format("delta").mode("append").save(path)
+    (spark.createDataFrame([(9, "a9", "a")], DDL).write.format("delta").mode("overwrite")
+     .option("replaceWhere", "p = 'a'").option("userMetadata", "fix a").save(path))
+    assert latest_version(table_path) == 2
+
+    expected = [(2, "b1", "b"), (3, "c1", "c"), (5, "b2", "b"), (9, "a9", "a")]
+    latest = spark.read.format("delta").load(path)
+    assert _rows(latest) == expected
+    assert_same_rows(read_deltalake(table_path), latest.toArrow(), sort_by=["id"])
+    assert _rows(spark.read.format("delta").option("versionAsOf", 0).load(path)) == ROWS
+    assert _rows(spark.read.load(path, format="delta", versionAsOf="1")) == sorted(
+        ROWS + [(5, "b2", "b")])
+    assert sqlext.DeltaTable.forPath(spark, path).history(1).collect()[0][
+        "userMetadata"] == "fix a"
+    # the read is Spark's own parquet scan, pruned by partition: no rows through Python
+    pruned = spark.read.format("delta").load(path).where("p = 'b'")
+    plan = _executed_plan(pruned)
+    assert "FileScan parquet" in plan and "Python" not in plan
+    assert _rows(pruned) == [(2, "b1", "b"), (5, "b2", "b")]
+
+
+def test_read_change_feed_option(drop_in, table_path):
+    spark, path = drop_in, str(table_path)
+    spark.createDataFrame(ROWS, DDL).write.format("delta").save(path)
+    spark.sql(f"UPDATE delta.`{path}` SET s = 'x' WHERE id = 1")
+    feed = (spark.read.format("delta").option("readChangeFeed", "true")
+            .option("startingVersion", 1).load(path))
+    expected = sqlext.changes(spark, path, startingVersion=1)
+    assert _rows(feed) == _rows(expected)
+    assert {r["_change_type"] for r in feed.collect()} == {"update_preimage", "update_postimage"}
+    with pytest.raises(SqlextError, match="startingVersion"):
+        spark.read.format("delta").option("readChangeFeed", "true").load(path)
+
+
+def test_spark_sql_runs_dml_and_time_travel_through_sqlext(drop_in, table_path):
+    spark, path = drop_in, str(table_path)
+    spark.createDataFrame(ROWS, DDL).write.format("delta").save(path)
+    deleted = spark.sql(f"DELETE FROM delta.`{path}` WHERE p = 'a'").collect()[0]
+    assert deleted["num_affected_rows"] == 2
+    spark.createDataFrame([(2, "B", "b"), (7, "g", "g")], DDL).createOrReplaceTempView("upd")
+    merged = spark.sql(f"MERGE INTO delta.`{path}` t USING upd s ON t.id = s.id "
+                       "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *").collect()[0]
+    assert (merged["num_updated_rows"], merged["num_inserted_rows"]) == (1, 1)
+    assert _rows(spark.sql(f"SELECT * FROM delta.`{path}` VERSION AS OF 0")) == ROWS
+    assert _rows(spark.sql(f"SELECT * FROM delta.`{path}`")) == [
+        (2, "B", "b"), (3, "c1", "c"), (7, "g", "g")]
+    assert_same_rows(read_deltalake(table_path),
+                     spark.sql(f"SELECT * FROM delta.`{path}`").toArrow(), sort_by=["id"])
+    # statements sqlext does not plan reach Spark as written, parameters included
+    assert spark.sql("SELECT 'o''neil' AS s").collect()[0]["s"] == "o'neil"
+    assert spark.sql("SELECT :a + 1 AS x", args={"a": 41}).collect()[0]["x"] == 42
+
+
+def test_save_as_table_then_spark_table_reads_the_snapshot(drop_in):
+    spark = drop_in
+    name = f"drop_in_{uuid.uuid4().hex[:8]}"
+    spark.createDataFrame(ROWS, DDL).write.format("delta").saveAsTable(name)
+    spark.sql(f"DELETE FROM {name} WHERE id = 1")
+    spark.createDataFrame([(6, "c6", "c")], "a int, b string, c string").write.insertInto(name)
+    expected = [(2, "b1", "b"), (3, "c1", "c"), (4, "a2", "a"), (6, "c6", "c")]
+    assert _rows(spark.table(name)) == expected        # the removed file is not read
+    assert _rows(spark.read.table(name)) == expected
+    assert _rows(spark.sql(f"SELECT * FROM {name}")) == expected
+    spark.createDataFrame([(8, "x", "x")], DDL).write.mode("overwrite").insertInto(name)
+    assert _rows(spark.table(name)) == [(8, "x", "x")]
+    sqlext.sql(spark, f"DROP TABLE {name}")
+
+
+def test_unknown_writer_option_is_refused_and_writes_nothing(drop_in, table_path):
+    spark, path = drop_in, str(table_path)
+    spark.createDataFrame(ROWS, DDL).write.format("delta").save(path)
+    with pytest.raises(SqlextError, match="(?i)maxRecordsPerFile.*sqlext.write"):
+        (spark.createDataFrame(ROWS, DDL).write.format("delta").mode("append")
+         .option("maxRecordsPerFile", 1).save(path))
+    assert latest_version(table_path) == 0
+
+
+def test_sessions_without_install_are_untouched(spark, table_path):
+    sqlext.install(spark)
+    uninstall(spark)
+    path = str(table_path)
+    spark.createDataFrame(ROWS, DDL).write.parquet(path)    # other formats pass through
+    assert _rows(spark.read.parquet(path)) == ROWS
+    with pytest.raises(Exception, match="DATA_SOURCE_NOT_FOUND|delta"):
+        spark.read.format("delta").load(path)
+    assert "sql" not in spark.__dict__
