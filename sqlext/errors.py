@@ -139,3 +139,7 @@ class ConcurrentLogCleanupException(ConcurrentModificationException):
     ``delta.logRetentionDuration`` and a newer checkpoint replaced them): the winners cannot be
     checked, so the transaction commits nothing. Retry it; keep the log retention longer than the
     longest transaction."""
+
+
+class UnsupportedPysparkError(SqlextError, ImportError):
+    """The installed pyspark is outside the range sqlext supports (raised on import)."""

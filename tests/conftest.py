@@ -26,6 +26,16 @@ from tests.support.fixtures import copy_fixture  # noqa: E402
 from tests.support.spark import build_session  # noqa: E402
 
 
+SLOW_SUITES = ("deltaspark", "compat")   # each starts other Spark processes: delta-spark's, older pysparks'
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark the cross-engine suites ``slow``: ``./test.sh -m 'not slow'`` is the quick run."""
+    for item in items:
+        if Path(str(item.fspath)).parent.name in SLOW_SUITES:
+            item.add_marker(pytest.mark.slow)
+
+
 @pytest.fixture(scope="session")
 def spark(tmp_path_factory):
     """The test run's SparkSession (local[2], UTC, TIMESTAMP_MICROS; see ``SPARK_CONF``)."""

@@ -10,6 +10,7 @@ import pytest
 
 import sqlext
 from sqlext.drop_in import uninstall
+from sqlext.engine.session import native_sql
 from sqlext.errors import SqlextError, TableAlreadyExistsError
 from tests.support import assert_same_rows, read_deltalake
 from tests.support.table_checks import latest_version
@@ -88,8 +89,10 @@ def test_spark_sql_runs_dml_and_time_travel_through_sqlext(drop_in, table_path):
         (2, "B", "b"), (3, "c1", "c"), (7, "g", "g")]
     assert_same_rows(read_deltalake(table_path),
                      spark.sql(f"SELECT * FROM delta.`{path}`").toArrow(), sort_by=["id"])
-    # statements sqlext does not plan reach Spark as written, parameters included
-    assert spark.sql("SELECT 'o''neil' AS s").collect()[0]["s"] == "o'neil"
+    # statements sqlext does not plan reach Spark as written (Spark 4.0 reads 'o''neil' as two
+    # adjacent literals, later releases as one with a quote), parameters included
+    quoted = "SELECT 'o''neil' AS s"
+    assert spark.sql(quoted).collect() == native_sql(spark, quoted).collect()
     assert spark.sql("SELECT :a + 1 AS x", args={"a": 41}).collect()[0]["x"] == 42
 
 
