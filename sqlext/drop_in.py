@@ -7,7 +7,9 @@ After ``install``, on that session:
   ``endingTimestamp``) reads through :func:`sqlext.read` / :func:`sqlext.changes`: the same
   native parquet scan with partition and statistics pruning, no rows through Python;
 - ``df.write.format("delta")...save(path)`` / ``.saveAsTable(name)`` and ``insertInto(name)`` on
-  a sqlext table commit through :func:`sqlext.write`;
+  a sqlext table commit through :func:`sqlext.write`, and so do ``df.writeTo(name)``'s
+  ``create``, ``replace``, ``createOrReplace``, ``append``, ``overwrite(condition)`` and
+  ``overwritePartitions`` (with ``.using("delta")``, or on a sqlext table);
 - ``spark.sql(text)`` runs through :func:`sqlext.sql` (DELETE, UPDATE, MERGE, time travel, change
   feeds on sqlext tables; other statements reach Spark as written), and ``spark.table(name)`` and
   ``spark.read.table(name)`` read a sqlext table's current snapshot.
@@ -19,12 +21,14 @@ and the wrappers hand every call on another session, or in another format, to py
 from __future__ import annotations
 
 import functools
+import re
 
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql.readwriter import DataFrameReader, DataFrameWriter
+from pyspark.sql.readwriter import DataFrameReader, DataFrameWriter, DataFrameWriterV2
 
 from sqlext.engine.session import native_sql
-from sqlext.errors import ParseError, SchemaMismatchError, SqlextError
+from sqlext.errors import (ParseError, SchemaMismatchError, SqlextError, TableAlreadyExistsError,
+                           TableNotFoundError)
 
 _INSTALLED = "_sqlext_installed"
 _FORMAT = "_sqlext_format"
@@ -251,6 +255,134 @@ def _writer_insert_into(original, self, tableName, overwrite=None):
     write(self._df.toDF(*columns), tableName, mode=mode)
 
 
+# --- DataFrameWriterV2: df.writeTo(name) ----------------------------------------------------
+
+_PROVIDER = "_sqlext_provider"
+_PROPERTIES = "_sqlext_properties"
+_TABLE = "_sqlext_table"
+
+
+def _v2_init(original, self, df, table):
+    self.__dict__[_TABLE] = table       # pyspark keeps the name on the JVM side only
+    original(self, df, table)
+
+
+def _v2_using(original, self, provider):
+    self.__dict__[_PROVIDER] = str(provider).lower()
+    return original(self, provider)
+
+
+def _v2_table_property(original, self, property, value):  # noqa: A002 - pyspark's name
+    self.__dict__.setdefault(_PROPERTIES, {})[property] = str(value)
+    return original(self, property, value)
+
+
+def _v2_partitioned_by(original, self, col, *cols):
+    names = []
+    for column in (col, *cols):
+        name = column if isinstance(column, str) else column._jc.toString()
+        if not re.fullmatch(r"\w+", name):
+            raise SqlextError(f"writeTo({_recorded(self, _TABLE)!r}).partitionedBy({name}): Delta tables "
+                              "partition by plain columns; add a column for the transform "
+                              "(e.g. withColumn('day', to_date(ts))) and partition by it")
+        names.append(name)
+    self.__dict__[_PARTITIONS] = names
+    return original(self, col, *cols)
+
+
+def _v2_routed(self) -> bool:
+    spark = self._spark
+    return installed(spark) and (_recorded(self, _PROVIDER) == "delta"
+                                 or _is_sqlext_table(spark, _recorded(self, _TABLE))
+                                 or _recorded(self, _TABLE).lower().startswith("delta.`"))
+
+
+def _v2_exists(self) -> bool:
+    from sqlext.catalog import Catalog
+    from sqlext.catalog.registry import has_delta_log
+    return has_delta_log(Catalog(self._spark).resolve(_recorded(self, _TABLE)).location)
+
+
+def _v2_require(self, exists: bool) -> None:
+    table = _recorded(self, _TABLE)
+    if _v2_exists(self) == exists:
+        return
+    if exists:
+        raise TableNotFoundError(f"writeTo({table!r}): table {table} does not exist; use "
+                                 "create() or createOrReplace(). Nothing was written.")
+    raise TableAlreadyExistsError(f"writeTo({table!r}).create(): table {table} already "
+                                  "exists; use append(), replace() or createOrReplace()")
+
+
+def _v2_write(self, mode: str, **arguments) -> None:
+    """Write to the existing table (append or overwrite) with the builder's options."""
+    from sqlext.api import write
+    _v2_require(self, True)
+    table = _recorded(self, _TABLE)
+    write(self._df, table, mode=mode, **_write_arguments(table, _recorded(self, _OPTIONS, {})),
+          **arguments)
+
+
+def _v2_create_table(self, replace: bool) -> None:
+    """CREATE [OR REPLACE] TABLE ... AS SELECT the builder's DataFrame, as SQL would."""
+    from sqlext.catalog import Catalog
+    from sqlext.engine.ddl import TableDefinition, create_table
+    table = _recorded(self, _TABLE)
+    options = _write_arguments(table, _recorded(self, _OPTIONS, {}))
+    properties = {**options.pop("configuration", {}), **_recorded(self, _PROPERTIES, {})}
+    if options:
+        raise SqlextError(f"writeTo({table!r}): the options {sorted(options)} apply to writes "
+                          "into an existing table, not to creating one. Nothing was written.")
+    definition = TableDefinition(query=self._df, partition_by=_recorded(self, _PARTITIONS) or [],
+                                 properties=properties)
+    create_table(self._spark, Catalog(self._spark).resolve(table), definition, replace=replace)
+
+
+def _v2_create(original, self):
+    if not _v2_routed(self):
+        return original(self)
+    _v2_require(self, False)
+    _v2_create_table(self, replace=False)
+
+
+def _v2_replace(original, self):
+    if not _v2_routed(self):
+        return original(self)
+    _v2_require(self, True)
+    _v2_create_table(self, replace=True)
+
+
+def _v2_create_or_replace(original, self):
+    if not _v2_routed(self):
+        return original(self)
+    _v2_create_table(self, replace=True)
+
+
+def _v2_append(original, self):
+    if not _v2_routed(self):
+        return original(self)
+    _v2_write(self, "append")
+
+
+def _v2_overwrite(original, self, condition):
+    if not _v2_routed(self):
+        return original(self, condition)
+    predicate = condition if isinstance(condition, str) else _column_sql(self._df, condition)
+    _v2_write(self, "overwrite", replaceWhere=predicate)
+
+
+def _column_sql(df: DataFrame, column) -> str:
+    """SQL text of a Column over ``df``'s columns: Spark's own rendering of it once analyzed."""
+    analyzed = df.select(column)._jdf.queryExecution().analyzed()
+    return analyzed.projectList().head().child().sql()
+
+
+def _v2_overwrite_partitions(original, self):
+    if not _v2_routed(self):
+        return original(self)
+    _v2_write(self, "overwrite", partitionOverwriteMode="dynamic")
+
+
 # what both pyspark classes record, then what each one routes
 _RECORDERS = {"format": _record_format, "option": _record_option, "options": _record_options}
 _WRAPPERS = {
@@ -258,6 +390,12 @@ _WRAPPERS = {
     DataFrameWriter: {**_RECORDERS, "mode": _writer_mode, "partitionBy": _writer_partition_by,
                       "save": _writer_save, "saveAsTable": _writer_save_as_table,
                       "insertInto": _writer_insert_into},
+    DataFrameWriterV2: {"__init__": _v2_init, "using": _v2_using, "option": _record_option,
+                        "options": _record_options, "tableProperty": _v2_table_property,
+                        "partitionedBy": _v2_partitioned_by, "create": _v2_create,
+                        "replace": _v2_replace, "createOrReplace": _v2_create_or_replace,
+                        "append": _v2_append, "overwrite": _v2_overwrite,
+                        "overwritePartitions": _v2_overwrite_partitions},
 }
 
 

@@ -1,5 +1,5 @@
 """``sqlext.install(spark)``: delta-spark code as written (``format("delta")``, ``spark.sql``,
-``spark.table``, ``saveAsTable``, ``insertInto``) runs on sqlext; each result checked against
+``spark.table``, ``saveAsTable``, ``insertInto``, ``writeTo``) runs on sqlext; each result checked against
 sqlext's own API and delta-rs."""
 
 from __future__ import annotations
@@ -7,11 +7,12 @@ from __future__ import annotations
 import uuid
 
 import pytest
+from pyspark.sql import functions as F
 
 import sqlext
 from sqlext.drop_in import uninstall
 from sqlext.engine.session import native_sql
-from sqlext.errors import SqlextError, TableAlreadyExistsError
+from sqlext.errors import SqlextError, TableAlreadyExistsError, TableNotFoundError
 from tests.support import assert_same_rows, read_deltalake
 from tests.support.table_checks import latest_version
 
@@ -108,6 +109,37 @@ def test_save_as_table_then_spark_table_reads_the_snapshot(drop_in):
     assert _rows(spark.sql(f"SELECT * FROM {name}")) == expected
     spark.createDataFrame([(8, "x", "x")], DDL).write.mode("overwrite").insertInto(name)
     assert _rows(spark.table(name)) == [(8, "x", "x")]
+    sqlext.sql(spark, f"DROP TABLE {name}")
+
+
+def test_write_to_v2_builder(drop_in):
+    spark = drop_in
+    name = f"drop_in_v2_{uuid.uuid4().hex[:8]}"
+    df = spark.createDataFrame(ROWS, DDL)
+    with pytest.raises(TableNotFoundError):
+        df.writeTo(name).using("delta").append()
+    (df.writeTo(name).using("delta").partitionedBy("p")
+     .tableProperty("delta.appendOnly", "false").create())
+    table = sqlext.DeltaTable.forName(spark, name)
+    detail = table.detail().collect()[0]
+    assert detail["partitionColumns"] == ["p"]
+    assert detail["properties"]["delta.appendOnly"] == "false"
+    with pytest.raises(TableAlreadyExistsError):
+        df.writeTo(name).using("delta").create()
+    spark.createDataFrame([(5, "b5", "b")], DDL).writeTo(name).append()
+    spark.createDataFrame([(6, "a6", "a")], DDL).writeTo(name).overwrite(F.col("p") == "a")
+    assert _rows(spark.table(name)) == [(2, "b1", "b"), (3, "c1", "c"), (5, "b5", "b"),
+                                        (6, "a6", "a")]
+    spark.createDataFrame([(7, "c7", "c")], DDL).writeTo(name).overwritePartitions()
+    assert _rows(spark.table(name)) == [(2, "b1", "b"), (5, "b5", "b"), (6, "a6", "a"),
+                                        (7, "c7", "c")]
+    spark.createDataFrame([(1, 2.5)], "id int, x double").writeTo(name).createOrReplace()
+    assert _rows(spark.table(name)) == [(1, 2.5)]
+    assert table.detail().collect()[0]["partitionColumns"] == []
+    assert [r["operation"] for r in table.history().collect()] == [
+        "CREATE OR REPLACE TABLE AS SELECT", "WRITE", "WRITE", "WRITE", "CREATE TABLE AS SELECT"]
+    assert_same_rows(read_deltalake(table.detail().collect()[0]["location"].removeprefix(
+        "file:")), spark.table(name).toArrow())
     sqlext.sql(spark, f"DROP TABLE {name}")
 
 
