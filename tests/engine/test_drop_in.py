@@ -143,6 +143,30 @@ def test_write_to_v2_builder(drop_in):
     sqlext.sql(spark, f"DROP TABLE {name}")
 
 
+def test_spark_catalog_lists_sqlext_tables(drop_in):
+    spark = drop_in
+    name = f"drop_in_cat_{uuid.uuid4().hex[:8]}"
+    sqlext.sql(spark, f"CREATE TABLE {name} (id INT, p STRING) USING delta PARTITIONED BY (p) "
+                      "COMMENT 'orders by day'")
+    spark.createDataFrame([(1, "x")], "v int, w string").createOrReplaceTempView("tmp_view")
+    listed = {t.name: t for t in spark.catalog.listTables()}
+    assert listed[name].tableType == "MANAGED" and listed[name].description == "orders by day"
+    assert listed[name].namespace == ["default"] and not listed[name].isTemporary
+    assert listed["tmp_view"].isTemporary                  # Spark's own entries stay
+    assert [t.name for t in spark.catalog.listTables(pattern="drop_in_cat_*")] == [name]
+    assert spark.catalog.tableExists(name) and spark.catalog.tableExists(name, "default")
+    assert spark.catalog.getTable(name).name == name
+    columns = {c.name: c for c in spark.catalog.listColumns(name)}
+    assert columns["id"].dataType == "int" and columns["p"].isPartition
+    uninstall(spark)
+    assert name not in {t.name for t in spark.catalog.listTables()}
+    assert not spark.catalog.tableExists(name)
+    sqlext.install(spark)
+    sqlext.sql(spark, f"DROP TABLE {name}")
+    assert name not in {t.name for t in spark.catalog.listTables()}
+    spark.catalog.dropTempView("tmp_view")
+
+
 def test_unknown_writer_option_is_refused_and_writes_nothing(drop_in, table_path):
     spark, path = drop_in, str(table_path)
     spark.createDataFrame(ROWS, DDL).write.format("delta").save(path)

@@ -1,0 +1,144 @@
+"""pyspark's ``DataFrameWriterV2`` (``df.writeTo(name)``) on a session with sqlext installed:
+``create``/``replace``/``createOrReplace`` as CREATE [OR REPLACE] TABLE AS SELECT, ``append``,
+``overwrite(condition)`` and ``overwritePartitions`` as sqlext writes."""
+
+from __future__ import annotations
+
+import re
+
+from pyspark.sql import DataFrame
+from pyspark.sql.readwriter import DataFrameWriterV2
+
+from sqlext.drop_in.state import (FORMAT, OPTIONS, PARTITIONS, installed, is_sqlext_table,
+                                  record_format, record_option, record_options, recorded,
+                                  write_arguments)
+from sqlext.errors import SqlextError, TableAlreadyExistsError, TableNotFoundError
+
+_PROPERTIES = "_sqlext_properties"
+_TABLE = "_sqlext_table"
+
+
+def _v2_init(original, self, df, table):
+    self.__dict__[_TABLE] = table       # pyspark keeps the name on the JVM side only
+    original(self, df, table)
+
+
+def _v2_table_property(original, self, property, value):  # noqa: A002 - pyspark's name
+    self.__dict__.setdefault(_PROPERTIES, {})[property] = str(value)
+    return original(self, property, value)
+
+
+def _v2_partitioned_by(original, self, col, *cols):
+    names = []
+    for column in (col, *cols):
+        name = column if isinstance(column, str) else column._jc.toString()
+        if not re.fullmatch(r"\w+", name):
+            raise SqlextError(f"writeTo({recorded(self, _TABLE)!r}).partitionedBy({name}): Delta "
+                              "tables partition by plain columns; add a column for the transform "
+                              "(e.g. withColumn('day', to_date(ts))) and partition by it")
+        names.append(name)
+    self.__dict__[PARTITIONS] = names
+    return original(self, col, *cols)
+
+
+def _v2_routed(self) -> bool:
+    spark = self._spark
+    return installed(spark) and (recorded(self, FORMAT) == "delta"
+                                 or is_sqlext_table(spark, recorded(self, _TABLE))
+                                 or recorded(self, _TABLE).lower().startswith("delta.`"))
+
+
+def _v2_exists(self) -> bool:
+    from sqlext.catalog import Catalog
+    from sqlext.catalog.registry import has_delta_log
+    return has_delta_log(Catalog(self._spark).resolve(recorded(self, _TABLE)).location)
+
+
+def _v2_require(self, exists: bool) -> None:
+    table = recorded(self, _TABLE)
+    if _v2_exists(self) == exists:
+        return
+    if exists:
+        raise TableNotFoundError(f"writeTo({table!r}): table {table} does not exist; use "
+                                 "create() or createOrReplace(). Nothing was written.")
+    raise TableAlreadyExistsError(f"writeTo({table!r}).create(): table {table} already "
+                                  "exists; use append(), replace() or createOrReplace()")
+
+
+def _v2_write(self, mode: str, **arguments) -> None:
+    """Write to the existing table (append or overwrite) with the builder's options."""
+    from sqlext.api import write
+    _v2_require(self, True)
+    table = recorded(self, _TABLE)
+    write(self._df, table, mode=mode, **write_arguments(table, recorded(self, OPTIONS, {})),
+          **arguments)
+
+
+def _v2_create_table(self, replace: bool) -> None:
+    """CREATE [OR REPLACE] TABLE ... AS SELECT the builder's DataFrame, as SQL would."""
+    from sqlext.catalog import Catalog
+    from sqlext.engine.ddl import TableDefinition, create_table
+    table = recorded(self, _TABLE)
+    options = write_arguments(table, recorded(self, OPTIONS, {}))
+    properties = {**options.pop("configuration", {}), **recorded(self, _PROPERTIES, {})}
+    if options:
+        raise SqlextError(f"writeTo({table!r}): the options {sorted(options)} apply to writes "
+                          "into an existing table, not to creating one. Nothing was written.")
+    definition = TableDefinition(query=self._df, partition_by=recorded(self, PARTITIONS) or [],
+                                 properties=properties)
+    create_table(self._spark, Catalog(self._spark).resolve(table), definition, replace=replace)
+
+
+def _v2_create(original, self):
+    if not _v2_routed(self):
+        return original(self)
+    _v2_require(self, False)
+    _v2_create_table(self, replace=False)
+
+
+def _v2_replace(original, self):
+    if not _v2_routed(self):
+        return original(self)
+    _v2_require(self, True)
+    _v2_create_table(self, replace=True)
+
+
+def _v2_create_or_replace(original, self):
+    if not _v2_routed(self):
+        return original(self)
+    _v2_create_table(self, replace=True)
+
+
+def _v2_append(original, self):
+    if not _v2_routed(self):
+        return original(self)
+    _v2_write(self, "append")
+
+
+def _v2_overwrite(original, self, condition):
+    if not _v2_routed(self):
+        return original(self, condition)
+    predicate = condition if isinstance(condition, str) else _column_sql(self._df, condition)
+    _v2_write(self, "overwrite", replaceWhere=predicate)
+
+
+def _column_sql(df: DataFrame, column) -> str:
+    """SQL text of a Column over ``df``'s columns: Spark's own rendering of it once analyzed."""
+    analyzed = df.select(column)._jdf.queryExecution().analyzed()
+    return analyzed.projectList().head().child().sql()
+
+
+def _v2_overwrite_partitions(original, self):
+    if not _v2_routed(self):
+        return original(self)
+    _v2_write(self, "overwrite", partitionOverwriteMode="dynamic")
+
+
+WRAPPERS = {
+    DataFrameWriterV2: {"__init__": _v2_init, "using": record_format, "option": record_option,
+                        "options": record_options, "tableProperty": _v2_table_property,
+                        "partitionedBy": _v2_partitioned_by, "create": _v2_create,
+                        "replace": _v2_replace, "createOrReplace": _v2_create_or_replace,
+                        "append": _v2_append, "overwrite": _v2_overwrite,
+                        "overwritePartitions": _v2_overwrite_partitions},
+}
