@@ -32,6 +32,7 @@ from sqlext.engine.io.storage_bridge import move_file, remove_tree
 from sqlext.engine.maintenance.convert import require_empty_location
 from sqlext.engine.post_commit import after_commit
 from sqlext.engine.schemas import same_type, spark_schema
+from sqlext.engine.session import native_table_exists
 from sqlext.engine.table_metadata import new_table_metadata, stage_metadata
 from sqlext.engine.write import write
 from sqlext.errors import (AnalysisException, ConcurrentModificationException,
@@ -133,7 +134,7 @@ def create_table(spark: SparkSession, ref: TableRef, definition: TableDefinition
 
 def _spark_has_table(spark: SparkSession, ref: TableRef) -> bool:
     try:
-        return bool(spark.catalog.tableExists(spark_name(ref.schema, ref.name)))
+        return native_table_exists(spark, spark_name(ref.schema, ref.name))
     except Exception:  # noqa: BLE001 - schema unknown to Spark
         return False
 

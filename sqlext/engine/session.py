@@ -83,6 +83,13 @@ def native_sql(spark: SparkSession, text: str, *args, **kwargs):
     return type(spark).sql(spark, text, *args, **kwargs)
 
 
+def native_table_exists(spark: SparkSession, name: str) -> bool:
+    """Whether Spark's own catalog has a table or view ``name``, also on a session where
+    :func:`sqlext.install` lists sqlext's tables in ``spark.catalog``."""
+    method = type(spark.catalog).tableExists
+    return bool(getattr(method, "__wrapped__", method)(spark.catalog, name))
+
+
 def parse_size(value) -> int:
     """Bytes in a size setting: a number of bytes or ``128mb``, ``1g``, ``512 KiB``..."""
     text = str(value).strip().lower().replace(" ", "")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
+from sqlext.engine.session import native_table_exists
 from sqlext.errors import AnalysisException, TableAlreadyExistsError, UnsupportedOperationError
 from sqlext.sql import plan as P
 from sqlext.sql import splice
@@ -132,7 +133,7 @@ def _spark_view_exists(spark, table: exp.Table, temporary: bool) -> bool:
         if temporary:
             return False
         db = table.text("db") or spark.catalog.currentDatabase()
-        return bool(spark.catalog.tableExists(spark_name(db, table.name)))
+        return native_table_exists(spark, spark_name(db, table.name))
     except Exception:  # noqa: BLE001
         return False
 

@@ -15,7 +15,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as T
 from sqlglot import exp
 
-from sqlext.engine.session import prepare
+from sqlext.engine.session import native_table_exists, prepare
 from sqlext.errors import AnalysisException, SqlextError, UnsupportedOperationError
 from sqlext.sql import (describe, maintenance, nodes, plan_catalog, plan_clone, plan_ddl,
                         plan_dml, plan_views)
@@ -183,7 +183,7 @@ def _spark_knows(spark: SparkSession, table: exp.Table) -> bool:
     """Whether Spark's own catalog has a table or view of that name."""
     name = ".".join(part.name for part in table.parts)
     try:
-        return bool(spark.catalog.tableExists(name))
+        return native_table_exists(spark, name)
     except Exception:  # noqa: BLE001 - a name Spark cannot even parse is not Spark's
         return False
 

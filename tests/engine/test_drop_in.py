@@ -12,7 +12,8 @@ from pyspark.sql import functions as F
 import sqlext
 from sqlext.drop_in import uninstall
 from sqlext.engine.session import native_sql
-from sqlext.errors import SqlextError, TableAlreadyExistsError, TableNotFoundError
+from sqlext.errors import (SqlextError, TableAlreadyExistsError, TableNotFoundError,
+                           UnsupportedOperationError)
 from tests.support import assert_same_rows, read_deltalake
 from tests.support.table_checks import latest_version
 
@@ -156,6 +157,10 @@ def test_spark_catalog_lists_sqlext_tables(drop_in):
     assert [t.name for t in spark.catalog.listTables(pattern="drop_in_cat_*")] == [name]
     assert spark.catalog.tableExists(name) and spark.catalog.tableExists(name, "default")
     assert spark.catalog.getTable(name).name == name
+    # sqlext's own checks still ask Spark's catalog alone: a statement sqlext does not support
+    # on a sqlext table is refused as before, not handed to Spark
+    with pytest.raises(UnsupportedOperationError, match="not supported for sqlext tables"):
+        spark.sql(f"ANALYZE TABLE {name} COMPUTE STATISTICS")
     columns = {c.name: c for c in spark.catalog.listColumns(name)}
     assert columns["id"].dataType == "int" and columns["p"].isPartition
     uninstall(spark)
