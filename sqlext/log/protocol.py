@@ -20,7 +20,8 @@ MAX_WRITER_VERSION = 7
 
 # features whose presence changes nothing for a reader that ignores them, or that sqlext handles
 SUPPORTED_READER_FEATURES = {"timestampNtz", "vacuumProtocolCheck", "deletionVectors",
-                             "columnMapping"}
+                             "columnMapping", "v2Checkpoint", "typeWidening",
+                             "typeWidening-preview", "variantType", "variantType-preview"}
 SUPPORTED_WRITER_FEATURES = {"appendOnly", "changeDataFeed", "timestampNtz", "vacuumProtocolCheck",
                              "inCommitTimestamp", "invariants", "checkConstraints"}
 
