@@ -50,6 +50,10 @@ _DOMAIN = pa.struct([("domain", pa.string()), ("configuration", pa.string()),
 CHECKPOINT_SCHEMA = pa.schema([("txn", _TXN), ("add", _ADD), ("remove", _REMOVE),
                                ("metaData", _METADATA), ("protocol", _PROTOCOL),
                                ("domainMetadata", _DOMAIN)])
+# a V2 checkpoint (the v2Checkpoint table feature) also holds one checkpointMetadata action
+_CHECKPOINT_METADATA = pa.struct([("version", pa.int64()), ("tags", _STR_MAP)])
+V2_CHECKPOINT_SCHEMA = CHECKPOINT_SCHEMA.append(pa.field("checkpointMetadata",
+                                                         _CHECKPOINT_METADATA))
 
 _KNOWN = {"add": AddFile, "remove": RemoveFile, "metaData": Metadata, "protocol": Protocol,
           "txn": SetTransaction}
@@ -292,10 +296,13 @@ def _metadata_row(m: Metadata) -> dict:
 
 def checkpoint_bytes(protocol: Protocol, metadata: Metadata, files: Iterable[AddFile],
                      tombstones: Iterable[RemoveFile], txns: Iterable[SetTransaction],
-                     domains: Iterable[dict] = ()) -> tuple[bytes, int, int]:
+                     domains: Iterable[dict] = (), v2_version: int | None = None
+                     ) -> tuple[bytes, int, int]:
     """A classic checkpoint of the given table state: (parquet bytes, number of actions, add count).
 
-    Actions are written with ``dataChange=false``, as the protocol asks of checkpoints.
+    Actions are written with ``dataChange=false``, as the protocol asks of checkpoints. With
+    ``v2_version`` the file follows the V2 spec (a ``checkpointMetadata`` action of that version,
+    no sidecars), as tables with the ``v2Checkpoint`` feature require of every checkpoint.
     """
     rows: list[dict] = [{"protocol": {"minReaderVersion": protocol.min_reader_version,
                                       "minWriterVersion": protocol.min_writer_version,
@@ -305,12 +312,15 @@ def checkpoint_bytes(protocol: Protocol, metadata: Metadata, files: Iterable[Add
     rows += [{"txn": {"appId": t.app_id, "version": t.version, "lastUpdated": t.last_updated}}
              for t in txns]
     rows += [{"domainMetadata": d} for d in domains]
+    if v2_version is not None:
+        rows.append({"checkpointMetadata": {"version": v2_version, "tags": None}})
     n_adds = 0
     for a in files:
         rows.append({"add": _add_row(a)})
         n_adds += 1
     rows += [{"remove": _remove_row(r)} for r in tombstones]
-    table = pa.Table.from_pylist(rows, schema=CHECKPOINT_SCHEMA)
+    table = pa.Table.from_pylist(rows, schema=CHECKPOINT_SCHEMA if v2_version is None
+                                 else V2_CHECKPOINT_SCHEMA)
     sink = io.BytesIO()
     pq.write_table(table, sink, compression="snappy")
     return sink.getvalue(), len(rows), n_adds

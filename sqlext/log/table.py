@@ -326,11 +326,16 @@ class DeltaLog:
             return DEFAULT_CHECKPOINT_INTERVAL
 
     def write_checkpoint(self, snapshot: Snapshot) -> None:
-        """Write a classic checkpoint of ``snapshot`` and point ``_last_checkpoint`` at it."""
+        """Write a classic checkpoint of ``snapshot`` and point ``_last_checkpoint`` at it.
+
+        On a table with the ``v2Checkpoint`` feature the classic-named file follows the V2 spec
+        (a ``checkpointMetadata`` action; the file actions inline, no sidecars)."""
         from sqlext.log.retention import live_tombstones
+        v2 = "v2Checkpoint" in (snapshot.protocol.writer_features or [])
         data, size, n_adds = checkpoint_bytes(
             snapshot.protocol, snapshot.metadata, snapshot.files_by_path.values(),
-            live_tombstones(snapshot), snapshot.txns.values(), snapshot.domains.values())
+            live_tombstones(snapshot), snapshot.txns.values(), snapshot.domains.values(),
+            v2_version=snapshot.version if v2 else None)
         self.store.write(self.store.join(self.log_dir, checkpoint_name(snapshot.version)), data)
         self.store.write(self.store.join(self.log_dir, "_last_checkpoint"),
                          last_checkpoint_bytes(snapshot.version, size, n_adds, len(data)))

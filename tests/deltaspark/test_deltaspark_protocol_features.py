@@ -2,8 +2,8 @@
 in sqlext as in delta-spark at every version: V2 checkpoints (JSON and parquet top-level files
 with sidecars), type widening, variant columns, in-commit timestamps (timestamp time travel and
 history), row tracking, liquid clustering (domain metadata), Iceberg compatibility, identity and
-generated columns, log compaction files and ``.crc`` files. Writer features sqlext cannot honour
-make writes fail with :class:`UnsupportedTableFeatureError`, leaving the table as it was.
+generated columns, log compaction files and ``.crc`` files; sqlext's own writes to a V2-checkpoint
+table, whose checkpoints delta-spark reads. Writer features sqlext cannot honour make writes fail with :class:`UnsupportedTableFeatureError`, leaving the table as it was.
 
 All tables are made by one batch of delta-spark requests per module (its worker costs ~20 s to
 start, each request far less)."""
@@ -177,8 +177,30 @@ def test_v2_checkpoint_tables_read_the_same_at_every_version(spark, built, fmt):
     clear_caches()
     assert_same_rows(sqlext.read(spark, str(copy)), _version(theirs, V2_VERSIONS - 1))
     assert_same_rows(read_duckdb(copy), _version(theirs, V2_VERSIONS - 1))
-    # writes are refused: sqlext writes no V2 checkpoints
-    _assert_refused(spark, path, "v2Checkpoint")
+
+
+def test_sqlext_writes_v2_spec_checkpoints_delta_spark_reads(spark, delta_spark, built, tmp_path):
+    """sqlext writes to a V2-checkpoint table (an append, a DELETE): its checkpoint at version 8
+    is classic-named and follows the V2 spec (checkpointMetadata); delta-spark, DuckDB and sqlext
+    read the table from it once the commits before it are gone."""
+    import pyarrow.parquet as pq
+    path = tmp_path / "v2"
+    shutil.copytree(built["paths"]["v2json"], path)
+    p = delta_path(path)
+    sqlext.sql(spark, f"INSERT INTO {p} VALUES (500, 'x', '0'), (501, 'y', '2')")
+    sqlext.sql(spark, f"DELETE FROM {p} WHERE id = 2 OR id = 501")
+    checkpoint = path / "_delta_log" / f"{8:020d}.checkpoint.parquet"
+    meta = [m for m in pq.read_table(checkpoint).column("checkpointMetadata").to_pylist() if m]
+    assert [m["version"] for m in meta] == [8]
+    expected = sqlext.read(spark, str(path))
+    for version in range(8):
+        (path / "_delta_log" / f"{version:020d}.json").unlink()
+    clear_caches()
+    assert DeltaLog(str(path)).snapshot().checkpoint_version == 8
+    assert_same_rows(sqlext.read(spark, str(path)), expected, sort_by=["id"])
+    assert_same_rows(delta_spark.read_versions(str(path), [8]).drop_columns(["_version"]),
+                     expected, sort_by=["id"])
+    assert_same_rows(read_duckdb(path), expected, sort_by=["id"])
 
 
 def test_v2_checkpoint_table_change_feed_and_timestamp_travel(spark, built):
