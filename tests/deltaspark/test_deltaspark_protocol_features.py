@@ -76,7 +76,8 @@ def _build(delta_spark, root) -> dict:
         *_v2_statements(p["v2json"], "json"),
         *_v2_statements(p["v2parquet"], "parquet"),
         *_type_widening_statements(p["tw"]),
-        f"CREATE TABLE {p['ict']} (id BIGINT) USING delta",
+        f"""CREATE TABLE {p['ict']} (id BIGINT) USING delta
+            TBLPROPERTIES (delta.enableChangeDataFeed = true)""",
         f"INSERT INTO {p['ict']} VALUES (1)",
         f"ALTER TABLE {p['ict']} SET TBLPROPERTIES (delta.enableInCommitTimestamps = true)",
         f"INSERT INTO {p['ict']} VALUES (2)",
@@ -111,11 +112,13 @@ def _build(delta_spark, root) -> dict:
     reads += [("history", {"path": str(paths["ict"])}),
               ("sql", {"sql": f"SELECT id, to_json(v) AS j FROM {p['variant']}"}),
               ("read_versions", {"path": str(paths["rt"]), "versions": [0, 1, 2]}),
-              ("changes", {"path": str(paths["v2json"]), "start": 0})]
+              ("changes", {"path": str(paths["v2json"]), "start": 0}),
+              ("changes", {"path": str(paths["ict"]), "start": 0})]
     answers = delta_spark.batch(requests + reads, check=True)[len(requests):]
     out = {"paths": paths, "v2json": answers[0], "v2parquet": answers[1],
            "tw": answers[2:2 + TW_VERSIONS]}
-    out["ict_history"], out["variant"], out["rt"], out["v2_changes"] = answers[2 + TW_VERSIONS:]
+    (out["ict_history"], out["variant"], out["rt"], out["v2_changes"],
+     out["ict_changes"]) = answers[2 + TW_VERSIONS:]
     return out
 
 
@@ -286,6 +289,15 @@ def test_in_commit_timestamps_drive_history_and_timestamp_travel(spark, built, t
             "%Y-%m-%d %H:%M:%S.%f")
         assert sorted(r.id for r in sqlext.read(spark, str(path), timestampAsOf=at).collect()) \
             == list(range(1, v))
+    # the change feed's _commit_timestamp is the in-commit timestamp too
+    def ms(value):
+        return int(value.replace(tzinfo=dt.timezone.utc).timestamp() * 1000)
+    feed = {r["_commit_version"]: ms(r["_commit_timestamp"])
+            for r in built["ict_changes"].to_pylist()}
+    assert {v: feed[v] for v in (2, 3, 4) if v in feed} == {v: icts[v] for v in (3, 4)}
+    mine_feed = {r._commit_version: ms(r._commit_timestamp)
+                 for r in sqlext.changes(spark, str(path), startingVersion=2).collect()}
+    assert mine_feed == {v: icts[v] for v in (3, 4)}
     shown = sqlext.DeltaTable.forPath(spark, str(path)).history().collect()
     assert {r.version: int(r.timestamp.replace(tzinfo=dt.timezone.utc).timestamp() * 1000)
             for r in shown if r.version >= 2} == {v: icts[v] for v in (2, 3, 4)}
