@@ -16,8 +16,8 @@ from sqlext.log.cache import LOG_CACHE
 from sqlext.log.checkpoint import (checkpoint_bytes, checkpoint_metadata_version,
                                    last_checkpoint_bytes, read_checkpoint_file, sidecar_paths)
 from sqlext.log.protocol import check_readable
-from sqlext.log.segment import (Checkpoint, LogListing, checkpoint_name, commit_name, parse_listing,
-                                segment_for)
+from sqlext.log.segment import (Checkpoint, LogListing, checkpoint_name, commit_name,
+                                parse_listing, segment_for)
 from sqlext.log.snapshot import Replayer, Snapshot
 from sqlext.log.storage import FileStatus, LogStore, is_local, normalize_location, store_for
 
@@ -220,8 +220,10 @@ class DeltaLog:
                                   f"{stated} (checkpointMetadata)")
         sidecar_dir = self.store.join(self.log_dir, "_sidecars")
         for path in sidecars:
-            full = self.data_path(path) if ("://" in path or path.startswith(("file:", "/"))) else \
-                self.store.join(sidecar_dir, decode_path(path))
+            if "://" in path or path.startswith(("file:", "/")):
+                full = self.data_path(path)
+            else:
+                full = self.store.join(sidecar_dir, decode_path(path))
             try:
                 data = self.store.read(full)
             except FileNotFoundError as exc:

@@ -2,8 +2,9 @@
 in sqlext as in delta-spark at every version: V2 checkpoints (JSON and parquet top-level files
 with sidecars), type widening, variant columns, in-commit timestamps (timestamp time travel and
 history), row tracking, liquid clustering (domain metadata), Iceberg compatibility, identity and
-generated columns, log compaction files and ``.crc`` files; sqlext's own writes to a V2-checkpoint
-table, whose checkpoints delta-spark reads. Writer features sqlext cannot honour make writes fail with :class:`UnsupportedTableFeatureError`, leaving the table as it was.
+generated columns, log compaction files and ``.crc`` files; sqlext's own writes to a
+V2-checkpoint table, whose checkpoints delta-spark reads. Writer features sqlext cannot honour
+make writes fail with :class:`UnsupportedTableFeatureError`, leaving the table as it was.
 
 All tables are made by one batch of delta-spark requests per module (its worker costs ~20 s to
 start, each request far less)."""
@@ -104,9 +105,8 @@ def _build(delta_spark, root) -> dict:
         f"DELETE FROM {p['plain']} WHERE id = 2",
     ]
     requests = [("sql", {"sql": s}) for s in statements]
-    reads = [("read_versions", {"path": str(paths["v2json"]), "versions": list(range(V2_VERSIONS))}),
-             ("read_versions", {"path": str(paths["v2parquet"]),
-                                "versions": list(range(V2_VERSIONS))})]
+    reads = [("read_versions", {"path": str(paths[name]), "versions": list(range(V2_VERSIONS))})
+             for name in ("v2json", "v2parquet")]
     reads += [("sql", {"sql": f"SELECT {_TW_COLUMNS}, part FROM {p['tw']} VERSION AS OF {v}"})
               for v in range(TW_VERSIONS)]
     reads += [("history", {"path": str(paths["ict"])}),
@@ -145,7 +145,8 @@ def _assert_refused(spark, path, feature: str, value: str = "'x'") -> None:
     before = sorted(os.listdir(path / "_delta_log"))
     files = sorted(os.listdir(path))
     p = delta_path(path)
-    for statement in (f"INSERT INTO {p} (id, v) SELECT 9, {value}", f"DELETE FROM {p} WHERE id = 1"):
+    for statement in (f"INSERT INTO {p} (id, v) SELECT 9, {value}",
+                      f"DELETE FROM {p} WHERE id = 1"):
         with pytest.raises(UnsupportedTableFeatureError, match=feature):
             sqlext.sql(spark, statement)
     assert sorted(os.listdir(path / "_delta_log")) == before
@@ -234,8 +235,8 @@ def test_type_widened_columns_read_as_the_wider_type(spark, built):
         assert_same_rows(mine, theirs, sort_by=["b"])
     latest = built["tw"][-1]
     assert dict(sqlext.read(spark, str(path)).dtypes)["d"] == "timestamp_ntz"
-    for condition, expected in (("i > 2147483646", 2), ("d >= TIMESTAMP_NTZ'2024-01-02 00:00:00'", 2),
-                                ("dec < -999", 1), ("part = 5000000000", 1), ("f = 1.5", 1),
+    for condition, expected in (("i > 2147483646", 2),
+                                ("d >= TIMESTAMP_NTZ'2024-01-02 00:00:00'", 2), ("dec < -999", 1), ("part = 5000000000", 1), ("f = 1.5", 1),
                                 ("i2 > 1000", 1)):
         got = sqlext.read(spark, str(path), filter=condition).count()
         assert got == expected, condition

@@ -2,7 +2,8 @@
 checkpoints (UUID-named JSON and parquet top-level files, classic-named ones with
 ``checkpointMetadata``, sidecar files), log compaction and ``.crc`` files (never needed, never
 trusted), domain metadata kept by sqlext's checkpoints, and which features are supported.
-The same features on tables delta-spark writes: tests/deltaspark/test_deltaspark_protocol_features.py."""
+The same features on tables delta-spark writes:
+tests/deltaspark/test_deltaspark_protocol_features.py."""
 
 from __future__ import annotations
 
