@@ -236,7 +236,8 @@ def test_type_widened_columns_read_as_the_wider_type(spark, built):
     latest = built["tw"][-1]
     assert dict(sqlext.read(spark, str(path)).dtypes)["d"] == "timestamp_ntz"
     for condition, expected in (("i > 2147483646", 2),
-                                ("d >= TIMESTAMP_NTZ'2024-01-02 00:00:00'", 2), ("dec < -999", 1), ("part = 5000000000", 1), ("f = 1.5", 1),
+                                ("d >= TIMESTAMP_NTZ'2024-01-02 00:00:00'", 2), ("dec < -999", 1),
+                                ("part = 5000000000", 1), ("f = 1.5", 1),
                                 ("i2 > 1000", 1)):
         got = sqlext.read(spark, str(path), filter=condition).count()
         assert got == expected, condition
