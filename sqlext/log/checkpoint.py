@@ -1,8 +1,12 @@
 """Checkpoints: the table state at one version as parquet, read and written with pyarrow.
 
 Reads classic (``N.checkpoint.parquet``) and multi-part (``N.checkpoint.i.n.parquet``) checkpoints,
-with statistics as the ``stats`` JSON string or only as the ``stats_parsed`` struct. Writes classic
-checkpoints in the column layout delta-spark uses, plus ``_last_checkpoint``.
+with statistics as the ``stats`` JSON string or only as the ``stats_parsed`` struct, and V2
+checkpoints (the ``v2Checkpoint`` table feature): a top-level file, UUID-named
+(``N.checkpoint.<uuid>.json`` or ``.parquet``) or classic-named, holding one
+``checkpointMetadata`` action and any number of ``sidecar`` actions naming parquet files in
+``_delta_log/_sidecars/`` that hold the ``add`` and ``remove`` actions. Writes classic checkpoints
+in the column layout delta-spark uses, plus ``_last_checkpoint``.
 """
 
 from __future__ import annotations
@@ -16,8 +20,8 @@ from typing import Any, Iterable
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from sqlext.log.actions import (Action, AddFile, Metadata, Protocol, RemoveFile, SetTransaction,
-                                UnknownAction)
+from sqlext.log.actions import (Action, AddFile, CommitInfo, Metadata, Protocol, RemoveFile,
+                                SetTransaction, UnknownAction, parse_commit)
 
 _STR_MAP = pa.map_(pa.string(), pa.string())
 
@@ -46,6 +50,10 @@ _DOMAIN = pa.struct([("domain", pa.string()), ("configuration", pa.string()),
 CHECKPOINT_SCHEMA = pa.schema([("txn", _TXN), ("add", _ADD), ("remove", _REMOVE),
                                ("metaData", _METADATA), ("protocol", _PROTOCOL),
                                ("domainMetadata", _DOMAIN)])
+# a V2 checkpoint (the v2Checkpoint table feature) also holds one checkpointMetadata action
+_CHECKPOINT_METADATA = pa.struct([("version", pa.int64()), ("tags", _STR_MAP)])
+V2_CHECKPOINT_SCHEMA = CHECKPOINT_SCHEMA.append(pa.field("checkpointMetadata",
+                                                         _CHECKPOINT_METADATA))
 
 _KNOWN = {"add": AddFile, "remove": RemoveFile, "metaData": Metadata, "protocol": Protocol,
           "txn": SetTransaction}
@@ -220,6 +228,39 @@ def read_checkpoint(data_parts: list[bytes]) -> list[Action]:
     return actions
 
 
+def read_checkpoint_file(name: str, data: bytes) -> list[Action]:
+    """The actions of one checkpoint file (a part, a V2 top-level file or a sidecar): JSON lines
+    when ``name`` ends with ``.json``, parquet otherwise."""
+    if name.endswith(".json"):
+        return [a for a in parse_commit(data) if not isinstance(a, CommitInfo)]
+    return actions_from_checkpoint_table(pq.read_table(pa.BufferReader(data)))
+
+
+def sidecar_paths(actions: list[Action]) -> list[str]:
+    """The ``path`` of every ``sidecar`` action among a V2 checkpoint's top-level actions, as
+    written: a file name relative to ``_delta_log/_sidecars/``, or an absolute URI."""
+    out = []
+    for a in actions:
+        if isinstance(a, UnknownAction) and a.key == "sidecar":
+            path = a.value.get("path") if isinstance(a.value, dict) else None
+            if not path:
+                raise ValueError(f"a sidecar action without a path: {a.value!r}")
+            out.append(path)
+    return out
+
+
+def checkpoint_metadata_version(actions: list[Action]) -> int | None:
+    """The ``version`` of a V2 checkpoint's ``checkpointMetadata`` action (None when absent:
+    a classic checkpoint). Raises ``ValueError`` when there are several."""
+    found = [a.value for a in actions
+             if isinstance(a, UnknownAction) and a.key == "checkpointMetadata"]
+    if len(found) > 1:
+        raise ValueError(f"{len(found)} checkpointMetadata actions (a checkpoint has at most one)")
+    if not found:
+        return None
+    return int(found[0]["version"]) if isinstance(found[0], dict) else None
+
+
 # --- writing ------------------------------------------------------------------------------------
 
 
@@ -255,10 +296,13 @@ def _metadata_row(m: Metadata) -> dict:
 
 def checkpoint_bytes(protocol: Protocol, metadata: Metadata, files: Iterable[AddFile],
                      tombstones: Iterable[RemoveFile], txns: Iterable[SetTransaction],
-                     domains: Iterable[dict] = ()) -> tuple[bytes, int, int]:
+                     domains: Iterable[dict] = (), v2_version: int | None = None
+                     ) -> tuple[bytes, int, int]:
     """A classic checkpoint of the given table state: (parquet bytes, number of actions, add count).
 
-    Actions are written with ``dataChange=false``, as the protocol asks of checkpoints.
+    Actions are written with ``dataChange=false``, as the protocol asks of checkpoints. With
+    ``v2_version`` the file follows the V2 spec (a ``checkpointMetadata`` action of that version,
+    no sidecars), as tables with the ``v2Checkpoint`` feature require of every checkpoint.
     """
     rows: list[dict] = [{"protocol": {"minReaderVersion": protocol.min_reader_version,
                                       "minWriterVersion": protocol.min_writer_version,
@@ -268,12 +312,15 @@ def checkpoint_bytes(protocol: Protocol, metadata: Metadata, files: Iterable[Add
     rows += [{"txn": {"appId": t.app_id, "version": t.version, "lastUpdated": t.last_updated}}
              for t in txns]
     rows += [{"domainMetadata": d} for d in domains]
+    if v2_version is not None:
+        rows.append({"checkpointMetadata": {"version": v2_version, "tags": None}})
     n_adds = 0
     for a in files:
         rows.append({"add": _add_row(a)})
         n_adds += 1
     rows += [{"remove": _remove_row(r)} for r in tombstones]
-    table = pa.Table.from_pylist(rows, schema=CHECKPOINT_SCHEMA)
+    table = pa.Table.from_pylist(rows, schema=CHECKPOINT_SCHEMA if v2_version is None
+                                 else V2_CHECKPOINT_SCHEMA)
     sink = io.BytesIO()
     pq.write_table(table, sink, compression="snappy")
     return sink.getvalue(), len(rows), n_adds

@@ -7,6 +7,13 @@ reading it anyway could return wrong rows, writing it could break rules other en
 column mapping (:mod:`sqlext.log.column_mapping`) are read but not written yet. CHECK constraints
 and column invariants (NOT NULL, ``delta.invariants``) are implemented: every write checks them
 (``sqlext.engine.constraints``).
+
+Also read: V2 checkpoints (:mod:`sqlext.log.checkpoint`; sqlext's own checkpoints on such tables
+follow the V2 spec, so it writes them too), type widening (Spark's parquet reader reads the
+narrower types of older files as the wider table type), variant columns. In-commit timestamps
+are read and written; domain metadata is kept (sqlext writes no domain of its own). Row
+tracking, clustering, Iceberg compatibility, type widening and variant are read-only: a write is
+refused.
 """
 
 from __future__ import annotations
@@ -20,9 +27,11 @@ MAX_WRITER_VERSION = 7
 
 # features whose presence changes nothing for a reader that ignores them, or that sqlext handles
 SUPPORTED_READER_FEATURES = {"timestampNtz", "vacuumProtocolCheck", "deletionVectors",
-                             "columnMapping"}
+                             "columnMapping", "v2Checkpoint", "typeWidening",
+                             "typeWidening-preview", "variantType", "variantType-preview"}
 SUPPORTED_WRITER_FEATURES = {"appendOnly", "changeDataFeed", "timestampNtz", "vacuumProtocolCheck",
-                             "inCommitTimestamp", "invariants", "checkConstraints"}
+                             "inCommitTimestamp", "invariants", "checkConstraints",
+                             "domainMetadata", "v2Checkpoint"}
 
 _LEGACY_WRITER_FEATURES = {
     2: {"appendOnly", "invariants"},

@@ -10,12 +10,14 @@ from dataclasses import dataclass
 
 from sqlext.errors import (CorruptLogError, TableNotFoundError, TimestampOutOfRangeError,
                            VersionNotFoundException)
-from sqlext.log.actions import Action, CommitInfo, decode_path, parse_commit
+from sqlext.log.actions import (Action, AddFile, CommitInfo, RemoveFile, decode_path,
+                                parse_commit)
 from sqlext.log.cache import LOG_CACHE
-from sqlext.log.checkpoint import checkpoint_bytes, last_checkpoint_bytes, read_checkpoint
+from sqlext.log.checkpoint import (checkpoint_bytes, checkpoint_metadata_version,
+                                   last_checkpoint_bytes, read_checkpoint_file, sidecar_paths)
 from sqlext.log.protocol import check_readable
-from sqlext.log.segment import (LogListing, checkpoint_name, commit_name, parse_listing,
-                                segment_for)
+from sqlext.log.segment import (Checkpoint, LogListing, checkpoint_name, commit_name,
+                                parse_listing, segment_for)
 from sqlext.log.snapshot import Replayer, Snapshot
 from sqlext.log.storage import FileStatus, LogStore, is_local, normalize_location, store_for
 
@@ -183,11 +185,7 @@ class DeltaLog:
             replay = Replayer()
             if segment.checkpoint is not None:
                 try:
-                    if segment.checkpoint.v2:
-                        raise CorruptLogError("v2 checkpoints are not supported")
-                    parts = [self.store.read(self.store.join(self.log_dir, name))
-                             for name in segment.checkpoint.parts]
-                    replay.apply(read_checkpoint(parts))
+                    replay.apply(self.read_checkpoint_actions(segment.checkpoint))
                     if replay.protocol is None or replay.metadata is None:
                         raise CorruptLogError("it holds no protocol or metaData action")
                 except Exception as exc:  # noqa: BLE001 - an unreadable checkpoint: try an older route
@@ -197,6 +195,43 @@ class DeltaLog:
                 replay.apply(self.read_commit(v))
             cp = segment.checkpoint.version if segment.checkpoint else None
             return replay.snapshot(self.location, segment.version, cp)
+
+    def read_checkpoint_actions(self, checkpoint: Checkpoint) -> list[Action]:
+        """Every action of ``checkpoint``: its parts, and for a V2 checkpoint (UUID-named, or
+        classic-named with a ``checkpointMetadata`` action) its top-level file followed by the
+        ``add``/``remove`` actions of the sidecar files it names (``_delta_log/_sidecars/``).
+
+        Raises ``CorruptLogError`` (or the store's error) when a file is missing or does not
+        match the checkpoint's version."""
+        actions: list[Action] = []
+        for name in checkpoint.parts:
+            actions.extend(read_checkpoint_file(
+                name, self.store.read(self.store.join(self.log_dir, name))))
+        try:
+            stated = checkpoint_metadata_version(actions)
+            sidecars = sidecar_paths(actions)
+        except (ValueError, KeyError, TypeError) as exc:
+            raise CorruptLogError(f"checkpoint {checkpoint.parts[0]}: {exc}") from exc
+        if checkpoint.v2 and stated is None:
+            raise CorruptLogError(f"V2 checkpoint {checkpoint.parts[0]} has no checkpointMetadata "
+                                  "action")
+        if stated is not None and stated != checkpoint.version:
+            raise CorruptLogError(f"checkpoint {checkpoint.parts[0]} says it is of version "
+                                  f"{stated} (checkpointMetadata)")
+        sidecar_dir = self.store.join(self.log_dir, "_sidecars")
+        for path in sidecars:
+            if "://" in path or path.startswith(("file:", "/")):
+                full = self.data_path(path)
+            else:
+                full = self.store.join(sidecar_dir, decode_path(path))
+            try:
+                data = self.store.read(full)
+            except FileNotFoundError as exc:
+                raise CorruptLogError(f"checkpoint {checkpoint.parts[0]}: its sidecar file "
+                                      f"{path} is missing") from exc
+            actions.extend(a for a in read_checkpoint_file(path, data)
+                           if isinstance(a, (AddFile, RemoveFile)))
+        return actions
 
     def latest_version(self) -> int | None:
         return self.listing().latest_version
@@ -293,11 +328,16 @@ class DeltaLog:
             return DEFAULT_CHECKPOINT_INTERVAL
 
     def write_checkpoint(self, snapshot: Snapshot) -> None:
-        """Write a classic checkpoint of ``snapshot`` and point ``_last_checkpoint`` at it."""
+        """Write a classic checkpoint of ``snapshot`` and point ``_last_checkpoint`` at it.
+
+        On a table with the ``v2Checkpoint`` feature the classic-named file follows the V2 spec
+        (a ``checkpointMetadata`` action; the file actions inline, no sidecars)."""
         from sqlext.log.retention import live_tombstones
+        v2 = "v2Checkpoint" in (snapshot.protocol.writer_features or [])
         data, size, n_adds = checkpoint_bytes(
             snapshot.protocol, snapshot.metadata, snapshot.files_by_path.values(),
-            live_tombstones(snapshot), snapshot.txns.values(), snapshot.domains.values())
+            live_tombstones(snapshot), snapshot.txns.values(), snapshot.domains.values(),
+            v2_version=snapshot.version if v2 else None)
         self.store.write(self.store.join(self.log_dir, checkpoint_name(snapshot.version)), data)
         self.store.write(self.store.join(self.log_dir, "_last_checkpoint"),
                          last_checkpoint_bytes(snapshot.version, size, n_adds, len(data)))
