@@ -21,6 +21,7 @@ from sqlext.engine.read import resolve_snapshot
 from sqlext.engine.io.scan import scan
 from sqlext.engine.session import prepare
 from sqlext.errors import AnalysisException, TableNotFoundError, UnsupportedOperationError
+from sqlext.log.manifest import MODE as MANIFEST_MODE, generate_symlink_manifest
 from sqlext.log.protocol import table_features
 from sqlext.log.storage import normalize_location
 from sqlext.log.table import DeltaLog
@@ -192,6 +193,15 @@ class DeltaTable:
                snapshot.protocol.min_reader_version, snapshot.protocol.min_writer_version,
                features)
         return self._spark.createDataFrame([row], DETAIL_SCHEMA)
+
+    def generate(self, mode: str) -> None:
+        """Generate ``mode`` for the table, as delta-spark: ``symlink_format_manifest`` writes the
+        current version's manifests for Presto/Trino/Athena (:mod:`sqlext.log.manifest`)."""
+        if str(mode).lower() != MANIFEST_MODE:
+            raise UnsupportedOperationError(f"generate({mode!r}) on {self._ref.display}: the "
+                                            f"only mode is '{MANIFEST_MODE}'")
+        self.require()
+        generate_symlink_manifest(self._log, self._log.snapshot())
 
     # --- change feed --------------------------------------------------------------------------
 

@@ -30,6 +30,7 @@ from collections.abc import Iterable, Iterator
 from pyspark.sql import SparkSession
 
 from sqlext.log.actions import Action
+from sqlext.log.manifest import MANIFEST_PROPERTY, generate_symlink_manifest
 from sqlext.log.transaction import Transaction
 from sqlext.version import VERSION
 
@@ -85,6 +86,15 @@ def commit(spark: SparkSession, txn: Transaction, actions: Iterable[Action], ope
            parameters: dict | None = None, metrics: dict | None = None, *,
            explicit_user_metadata: str | None = None) -> int:
     """Commit ``actions`` through the kernel transaction ``txn`` with the commitInfo assembled
-    as the module docstring says; returns the new version."""
-    return txn.commit(actions, operation, parameters, metrics,
-                      **commit_fields(spark, explicit_user_metadata))
+    as the module docstring says; returns the new version. A table with
+    ``delta.compatibility.symlinkFormatManifest.enabled`` gets its symlink manifests regenerated
+    after the commit, as delta-spark does (a failure there is logged; the commit stands)."""
+    version = txn.commit(actions, operation, parameters, metrics,
+                         **commit_fields(spark, explicit_user_metadata))
+    metadata = txn.new_metadata or (txn.snapshot.metadata if txn.snapshot else None)
+    if metadata is not None and str(metadata.configuration.get(MANIFEST_PROPERTY, "")).lower() \
+            == "true":
+        from sqlext.engine.post_commit import after_commit
+        after_commit(txn.log.name, version, "regenerating the symlink manifest",
+                     lambda: generate_symlink_manifest(txn.log, txn.log.snapshot(version)))
+    return version

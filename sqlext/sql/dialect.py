@@ -71,6 +71,7 @@ class Sqlext(Spark):
             "OPTIMIZE": lambda self: self._parse_optimize(),
             "RESTORE": lambda self: self._parse_restore(),
             "CONVERT": lambda self: self._parse_convert(),
+            "GENERATE": lambda self: self._parse_generate(),
         }
 
         SHOW_PARSERS = {
@@ -145,6 +146,13 @@ class Sqlext(Spark):
                 partitions = self._parse_wrapped_csv(self._parse_field_def)
             return self.expression(nodes.ConvertToDelta(this=table, partitions=partitions,
                                                         no_statistics=no_statistics))
+
+        def _parse_generate(self) -> nodes.Generate:
+            mode = self._parse_var(any_token=True)
+            if mode is None or not self._match_text_seq("FOR", "TABLE"):
+                self.raise_error("Expected GENERATE symlink_format_manifest FOR TABLE <table>")
+            return self.expression(nodes.Generate(this=self._parse_target_table(),
+                                                  mode=mode.name))
 
         def _parse_describe(self) -> exp.Expr:
             word = self._curr.text.upper()

@@ -112,3 +112,11 @@ def plan_convert(resolver: Resolver, stmt: nodes.ConvertToDelta) -> P.Plan:
         return None
 
     return P.Plan(run)
+
+
+def plan_generate(resolver: Resolver, stmt: nodes.Generate) -> P.Plan:
+    """``GENERATE symlink_format_manifest FOR TABLE t``: :meth:`DeltaTable.generate`."""
+    ref = require_table(resolver, stmt.this, "GENERATE")
+    mode = stmt.text("mode")
+    spark = resolver.spark
+    return P.Plan(lambda: DeltaTable(spark, ref).generate(mode))

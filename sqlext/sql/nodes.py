@@ -129,6 +129,17 @@ class ConvertToDelta(exp.Expression):
     arg_types = {"this": True, "partitions": False, "no_statistics": False}
 
 
+class Generate(exp.Expression):
+    """``GENERATE mode FOR TABLE t`` (delta-spark: ``symlink_format_manifest``).
+
+    Args:
+        this: the table.
+        mode: the mode's name, as written.
+    """
+
+    arg_types = {"this": True, "mode": True}
+
+
 class MergeInto(exp.Merge):
     """sqlglot's ``exp.Merge`` plus ``schema_evolution`` (``MERGE WITH SCHEMA EVOLUTION INTO``).
 
@@ -268,6 +279,10 @@ def _convert_sql(gen: Generator, e: ConvertToDelta) -> str:
     return sql
 
 
+def _generate_sql(gen: Generator, e: Generate) -> str:
+    return f"GENERATE {e.text('mode')} FOR TABLE {gen.sql(e, 'this')}"
+
+
 def _merge_into_sql(gen: Generator, e: MergeInto) -> str:
     if not e.args.get("schema_evolution"):
         return gen.merge_sql(e)
@@ -291,6 +306,7 @@ GENERATORS: dict[type[exp.Expr], t.Callable[..., str]] = {
     Optimize: _optimize_sql,
     Restore: _restore_sql,
     ConvertToDelta: _convert_sql,
+    Generate: _generate_sql,
     MergeInto: _merge_into_sql,
     exp.Property: _property_sql,
 }

@@ -123,6 +123,7 @@ _PLANNERS: dict[type, Callable[[Resolver, exp.Expression], P.Plan | None]] = {
     nodes.Restore: maintenance.plan_restore,
     nodes.Optimize: maintenance.plan_optimize,
     nodes.ConvertToDelta: maintenance.plan_convert,
+    nodes.Generate: maintenance.plan_generate,
 }
 
 
