@@ -24,7 +24,6 @@ LOCAL_DEFAULTS = {
     "spark.app.name": "sqlext",
     "spark.sql.shuffle.partitions": "4",
     "spark.ui.enabled": "false",
-    "spark.ui.showConsoleProgress": "false",
     "spark.sql.session.timeZone": "UTC",
     "spark.sql.adaptive.enabled": "true",
     "spark.driver.memory": "2g",
@@ -36,12 +35,26 @@ LOCAL_DEFAULTS = {
 }
 
 
-def session(**conf) -> SparkSession:
+PROGRESS_CONF = "spark.ui.showConsoleProgress"
+
+
+def progress_setting(progress: bool | None, stream=None) -> str:
+    """``spark.ui.showConsoleProgress`` for a new session: as asked, or by default on when
+    ``stream`` (standard error) is a terminal, where Spark's progress bar can redraw itself."""
+    if progress is None:
+        stream = stream if stream is not None else sys.stderr
+        progress = bool(getattr(stream, "isatty", lambda: False)())
+    return "true" if progress else "false"
+
+
+def session(progress: bool | None = None, **conf) -> SparkSession:
     """A SparkSession for sqlext: the active one, or a new local one with sensible defaults.
 
     Keyword arguments are Spark settings (``session(**{"spark.sql.shuffle.partitions": "8"})``);
     ``master`` and ``app_name`` are accepted as short forms. Settings given for an already active
-    session are applied to it where Spark allows (SQL settings).
+    session are applied to it where Spark allows (SQL settings). ``progress``: Spark's console
+    progress bar for a new session (default: on when standard error is a terminal; a setting
+    ``spark.ui.showConsoleProgress`` given here wins).
     """
     if "master" in conf:
         conf["spark.master"] = conf.pop("master")
@@ -53,7 +66,8 @@ def session(**conf) -> SparkSession:
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
         builder = SparkSession.builder
-        for key, value in {**LOCAL_DEFAULTS, **conf}.items():
+        defaults = {**LOCAL_DEFAULTS, PROGRESS_CONF: progress_setting(progress)}
+        for key, value in {**defaults, **conf}.items():
             builder = builder.config(key, value)
         spark = builder.getOrCreate()
         spark.sparkContext.setLogLevel("ERROR")

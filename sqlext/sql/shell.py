@@ -39,6 +39,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="print results only: no timings, no banner")
     parser.add_argument("-v", "--verbose", action="store_true",
                         help="echo each statement and keep Spark's log output")
+    parser.add_argument("--no-progress", dest="progress", action="store_false", default=None,
+                        help="no Spark progress bar (default: shown when stderr is a terminal)")
     parser.add_argument("--master", help="Spark master URL (default local[2])")
     parser.add_argument("--name", help="Spark application name")
     parser.add_argument("--conf", action="append", default=[], metavar="K=V",
@@ -243,7 +245,7 @@ def main(argv: list[str] | None = None) -> int:
     conf = _settings(args)
     import sqlext
 
-    spark = sqlext.session(**conf)
+    spark = sqlext.session(progress=args.progress, **conf)
     if not args.verbose:
         _quiet(spark)
     shell = Shell(spark, silent=args.silent, verbose=args.verbose)

@@ -18,6 +18,7 @@ MASTER = "local[2]"
 SPARK_CONF: dict[str, str] = {
     "spark.sql.shuffle.partitions": "2",
     "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",
     "spark.sql.session.timeZone": "UTC",
     "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
 }
