@@ -2,7 +2,9 @@
 
 ``sqlext-sql -e "<sql>"`` runs statements and exits, ``-f file`` runs a script, and with neither it
 reads statements at a prompt (line editing and history through readline; a statement may span
-lines and ends with ``;``). Results print as aligned tables. In ``-e`` / ``-f`` mode the first
+lines and ends with ``;``). Results print as aligned tables, fitted to the terminal's width
+(long values cut, ending in ``...``), or one block per row with ``--vertical`` or ``\\x`` at the
+prompt (values never cut); ``exit`` or ``quit`` leaves. In ``-e`` / ``-f`` mode the first
 failing statement stops the run with exit code 1. ``Ctrl-C`` cancels the running statement
 (``cancelAllJobs``) and returns to the prompt; at the prompt it clears the statement being typed;
 ``Ctrl-D`` exits.
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import signal
 import sys
 import threading
@@ -21,7 +24,7 @@ from sqlglot.errors import TokenError
 from sqlglot.tokens import TokenType
 
 from sqlext.errors import SqlextError
-from sqlext.sql.table_format import render
+from sqlext.sql.table_format import render, render_vertical
 from sqlext.version import VERSION
 
 PROMPT = "sqlext-sql> "
@@ -39,6 +42,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="print results only: no timings, no banner")
     parser.add_argument("-v", "--verbose", action="store_true",
                         help="echo each statement and keep Spark's log output")
+    parser.add_argument("--vertical", action="store_true",
+                        help="show each row as a block of column | value lines (\\x at the prompt)")
     parser.add_argument("--no-progress", dest="progress", action="store_false", default=None,
                         help="no Spark progress bar (default: shown when stderr is a terminal)")
     parser.add_argument("--master", help="Spark master URL (default local[2])")
@@ -66,11 +71,12 @@ def _settings(args: argparse.Namespace) -> dict[str, str]:
 class Shell:
     """Runs statements on one SparkSession and prints what they return."""
 
-    def __init__(self, spark, silent: bool = False, verbose: bool = False, out=None, err=None):
+    def __init__(self, spark, silent: bool = False, verbose: bool = False, out=None, err=None,
+                 vertical: bool = False):
         from sqlext.sql.resolve import Resolver
 
         self.spark = spark
-        self.silent, self.verbose = silent, verbose
+        self.silent, self.verbose, self.vertical = silent, verbose, vertical
         self.out, self.err = out or sys.stdout, err or sys.stderr
         self.resolver = Resolver(spark)
         self.cancelled = False
@@ -117,9 +123,31 @@ class Shell:
         if result is None or not result.columns:
             return None
         rows = result.collect()
-        print(render(result.columns, rows), file=self.out)
+        if self.vertical:
+            text = render_vertical(result.columns, rows)
+        else:
+            text = render(result.columns, rows, width=self._terminal_width())
+        print(text, file=self.out)
         self.out.flush()
         return len(rows)
+
+    def _terminal_width(self) -> int | None:
+        """The terminal's width when results go to one (tables are fitted to it), else None."""
+        if not getattr(self.out, "isatty", lambda: False)():
+            return None
+        return shutil.get_terminal_size().columns
+
+    def command(self, line: str) -> bool | None:
+        """A shell command typed at the prompt instead of SQL: ``exit`` / ``quit`` (False: leave),
+        ``\\x`` (toggle vertical display: True). None when ``line`` is not one."""
+        word = line.strip().rstrip(";").strip().lower()
+        if word in ("exit", "quit", "\\q"):
+            return False
+        if word == "\\x":
+            self.vertical = not self.vertical
+            print(f"Vertical display is {'on' if self.vertical else 'off'}.", file=self.err)
+            return True
+        return None
 
     def _error(self, exc: BaseException) -> None:
         if self.cancelled:
@@ -155,8 +183,8 @@ class Shell:
     def interactive(self) -> int:
         history = _readline_history()
         if not self.silent:
-            print(f"sqlext-sql {VERSION}: end statements with ';', Ctrl-C cancels, Ctrl-D exits.",
-                  file=self.err)
+            print(f"sqlext-sql {VERSION}: end statements with ';', Ctrl-C cancels, \\x toggles "
+                  "vertical display, exit (or Ctrl-D) leaves.", file=self.err)
         buffer = ""
         while True:
             try:
@@ -168,6 +196,12 @@ class Shell:
                 print(file=self.out)
                 buffer = ""
                 continue
+            if not buffer.strip():
+                handled = self.command(line)
+                if handled is False:
+                    break
+                if handled:
+                    continue
             buffer = f"{buffer}\n{line}" if buffer else line
             complete, rest = complete_statements(buffer)
             if complete:
@@ -248,7 +282,7 @@ def main(argv: list[str] | None = None) -> int:
     spark = sqlext.session(progress=args.progress, **conf)
     if not args.verbose:
         _quiet(spark)
-    shell = Shell(spark, silent=args.silent, verbose=args.verbose)
+    shell = Shell(spark, silent=args.silent, verbose=args.verbose, vertical=args.vertical)
     try:
         if args.database and not shell.run_script(_use(args.database)):
             return 1

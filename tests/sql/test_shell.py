@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from sqlext.sql.shell import complete_statements, split_statements
-from sqlext.sql.table_format import render
+from sqlext.sql.table_format import render, render_vertical
 
 SCRIPT = Path(sys.executable).with_name("sqlext-sql")
 TIMEOUT = 600
@@ -120,7 +120,16 @@ def test_interactive_session(e_run, warehouse, tmp_path):
         child.sendline("SELECT 40 + 2 AS answer;")
         child.expect(r"\| answer \|\r\n\+-+\+\r\n\| +42 \|")
         child.expect_exact("sqlext-sql> ")
-        child.sendeof()
+        child.sendline("SELECT repeat('w', 500) AS wide;")      # fitted to the 200 columns
+        child.expect(r"\| (w+)\.\.\. \|\r\n")
+        assert 150 < len(child.match.group(1)) + len("| ... |") <= 200
+        child.expect_exact("sqlext-sql> ")
+        child.sendline("\\x")                                   # vertical display
+        child.expect_exact("Vertical display is on.")
+        child.sendline("SELECT 40 + 2 AS answer, 'ann' AS name;")
+        child.expect(r"-\[ RECORD 1 \]-*\r\nanswer \| 42\r\nname   \| ann\r\n")
+        child.expect_exact("sqlext-sql> ")
+        child.sendline("exit")
         child.expect(pexpect.EOF)
     finally:
         child.close()
@@ -151,6 +160,16 @@ def test_split_statements_keeps_positions():
 
     assert line_column(pieces[2], pieces[2].index("SELECT")) == line_column(
         text, text.index("SELECT 'a"))
+
+
+def test_render_fits_a_width_and_renders_vertically():
+    table = render(["id", "text"], [(1, "a" * 50), (2, "b")], width=30)
+    assert all(len(line) <= 30 for line in table.splitlines())
+    assert "| aaaaaaaaaaaaaaaaaa... |" in table and "| b                     |" in table
+    assert render(["id"], [(1,)], width=3) == render(["id"], [(1,)])     # never below 8 wide
+    assert render_vertical(["id", "text"], [(1, "x"), (2, None)]) == (
+        "-[ RECORD 1 ]\nid   | 1\ntext | x\n-[ RECORD 2 ]\nid   | 2\ntext | NULL")
+    assert render_vertical(["id"], []) == "(0 rows)"
 
 
 def test_render_aligns_columns():
