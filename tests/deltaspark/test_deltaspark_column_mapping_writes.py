@@ -16,6 +16,7 @@ from sqlext.log.table import DeltaLog
 from tests.support import assert_same_rows
 from tests.support.compare import nested_field_names
 from tests.support.deltaspark import delta_path
+from tests.support.histories import append_merging_schema, run_steps
 
 CHANGE_COLUMNS = ["_change_type", "_commit_version"]
 
@@ -47,22 +48,12 @@ CREATED = [
     "PARTITIONED BY (day) TBLPROPERTIES ('delta.columnMapping.mode' = 'name')",        # v0
     "INSERT INTO {p} SELECT id, concat('n', id), named_struct('x', CAST(id AS INT)), "
     "concat('d', id % 2) FROM range(0, 20)",                                          # v1
-    "evolve",                                                                         # v2
+    append_merging_schema("SELECT 50 + id AS k, 'ev' AS name, named_struct('x', 5) AS tags, "
+                          "'d1' AS day, id * 10 AS score FROM range(3)"),            # v2
     "ALTER TABLE {p} RENAME COLUMN name TO label",                                    # v3
     "ALTER TABLE {p} DROP COLUMNS (tags)",                                            # v4
     "UPDATE {p} SET label = 'u' WHERE k % 4 = 1",                                     # v5
 ]
-
-
-def _run(spark, path, steps):
-    p = delta_path(path)
-    for step in steps:
-        if step == "evolve":
-            df = spark.sql("SELECT 50 + id AS k, 'ev' AS name, named_struct('x', 5) AS tags, "
-                           "'d1' AS day, id * 10 AS score FROM range(3)")
-            sqlext.write(df, str(path), mode="append", mergeSchema=True)
-        else:
-            sqlext.sql(spark, step.format(p=p))
 
 
 def _read_code(path, version: int) -> str:
@@ -80,7 +71,7 @@ def _assert_same(mine, theirs, context):
 @pytest.mark.parametrize("steps", [UPGRADED, CREATED], ids=["upgraded", "created"])
 def test_sqlext_name_mode_tables_read_in_delta_spark(spark, delta_spark, tmp_path, steps):
     path = tmp_path / "t"
-    _run(spark, path, steps)
+    run_steps(spark, path, steps)
     versions = list(range(len(steps)))
     assert DeltaLog(str(path)).snapshot().version == versions[-1]
     p = delta_path(path)

@@ -23,11 +23,12 @@ from sqlext.log.column_mapping import (FIELD_ID_KEY, MAX_COLUMN_ID_KEY, PHYSICAL
                                        ColumnMapping)
 from sqlext.log.table import DeltaLog
 from tests.support import assert_same_rows, read_deltalake, read_duckdb
+from tests.support.histories import append_merging_schema, run_steps
 
 ROWS = ("SELECT id, concat('v', id) AS v, named_struct('a', CAST(id AS INT), 'b', concat('b', id)) "
         "AS s, concat('p', id % 3) AS part FROM range({0}, {1})")
 
-# (statement or callable, what the version holds); {p} is the table
+# the history: SQL ({p} is the table) or a Python step (tests/support/histories.py)
 HISTORY = [
     "CREATE TABLE {p} (id BIGINT, v STRING, s STRUCT<a: INT, b: STRING>, part STRING) "
     "USING delta PARTITIONED BY (part)",                                              # v0
@@ -44,7 +45,9 @@ HISTORY = [
     "(id, w, s, part) VALUES (src.id, src.w, named_struct('alpha', CAST(src.id AS INT), "
     "'b', 'new'), 'p9')",                                                             # v8
     "ALTER TABLE {p} DROP COLUMN w",                                                  # v9
-    "evolve",                                                                         # v10
+    # schema evolution: a new column gets the next id and a col-<uuid> physical name
+    append_merging_schema("SELECT id, named_struct('alpha', CAST(id AS INT), 'b', 'ev') AS s, "
+                          "'p1' AS part, concat('e', id) AS extra FROM range(40, 44)"),  # v10
     "ALTER TABLE {p} RENAME COLUMN part TO region",                                   # v11
     "INSERT INTO {p} (id, s, region, extra) VALUES (100, named_struct('alpha', 100, 'b', "
     "'x'), 'p1', 'e100'), (101, NULL, 'p7', NULL)",                                   # v12
@@ -61,14 +64,7 @@ def _p(path) -> str:
 @pytest.fixture(scope="module")
 def history(spark, tmp_path_factory):
     path = tmp_path_factory.mktemp("cmw") / "t"
-    for step in HISTORY:
-        if step == "evolve":
-            # schema evolution: a new column gets the next id and a col-<uuid> physical name
-            df = spark.sql("SELECT id, named_struct('alpha', CAST(id AS INT), 'b', 'ev') AS s, "
-                           "'p1' AS part, concat('e', id) AS extra FROM range(40, 44)")
-            sqlext.write(df, str(path), mode="append", mergeSchema=True)
-        else:
-            sqlext.sql(spark, step.format(p=_p(path)))
+    run_steps(spark, path, HISTORY)
     assert DeltaLog(str(path)).snapshot().version == len(HISTORY) - 1
     return path
 
@@ -179,13 +175,15 @@ def test_change_feed(spark, history):
     post = {r["id"]: r for r in changes.to_pylist() if r["_change_type"] == "update_postimage"}
     assert post[3]["w"] == "u3" and post[3]["s"]["b"] == "upd" and post[27]["w"] == "m27"
     assert changes.column_names[:4] == ["id", "w", "s", "part"]
-    # delta-rs reads the same change rows from the physical-named change files
+    # change files of a version after a rename and schema evolution
     later = sqlext.changes(spark, str(history), startingVersion=12, endingVersion=12).toArrow()
     assert sorted(r["id"] for r in later.to_pylist()) == [100, 101]
     assert {r["extra"] for r in later.to_pylist()} == {"e100", None}
     # a range across a rename is refused, as delta-spark refuses it
     with pytest.raises(ChangeDataFeedError, match="renamed"):
         sqlext.changes(spark, str(history), startingVersion=1, endingVersion=5).collect()
+    with pytest.raises(ChangeDataFeedError, match="w was dropped"):
+        sqlext.changes(spark, str(history), startingVersion=8, endingVersion=10).collect()
 
 
 def test_new_table_in_name_mode(spark, tmp_path):
