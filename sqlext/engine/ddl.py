@@ -38,7 +38,9 @@ from sqlext.engine.write import write
 from sqlext.errors import (AnalysisException, ConcurrentModificationException,
                            ConstraintViolationError, TableAlreadyExistsError,
                            UnsupportedOperationError)
+from sqlext.log.column_mapping import drop_fields, rename_field
 from sqlext.log.protocol import upgrade_for_features
+from sqlext.log.pruning import parse_predicate
 from sqlext.log.table import DeltaLog
 from sqlext.log.transaction import now_ms
 
@@ -267,6 +269,66 @@ def set_column_comment(spark: SparkSession, ref: TableRef, column: str, comment:
     txn.update_metadata(dataclasses.replace(snapshot.metadata, schema_string=schema_string))
     params = {"column": json.dumps(field, separators=(",", ":"))}
     return commit(spark, txn, [], "CHANGE COLUMN", params, {})
+
+
+def _constraint_columns(configuration: dict[str, str]) -> dict[str, set[str]]:
+    """The (lowercased) names each CHECK constraint's expression mentions, qualifiers too."""
+    out = {}
+    for key, text in configuration.items():
+        if key.lower().startswith(CONSTRAINT_PREFIX):
+            try:
+                expr = parse_predicate(text)
+            except Exception:  # noqa: BLE001 - an unparsable constraint blocks every change
+                out[key] = {"*"}
+                continue
+            out[key] = {n.lower() for c in expr.find_all(exp.Column)
+                        for n in (c.name, c.table) if n}
+    return out
+
+
+def _refuse_constraint_columns(snapshot, ref: TableRef, what: str, columns: list[str]) -> None:
+    for key, names in _constraint_columns(snapshot.configuration).items():
+        hit = [c for c in columns if c.lower() in names or "*" in names]
+        if hit:
+            raise AnalysisException(
+                f"ALTER TABLE {ref.display} {what}: column {hit[0]} is used by CHECK constraint "
+                f"{key[len(CONSTRAINT_PREFIX):]} (version {snapshot.version}); drop the "
+                "constraint first (ALTER TABLE ... DROP CONSTRAINT). The table is unchanged.")
+
+
+def rename_column(spark: SparkSession, ref: TableRef, path: list[str], new_name: str) -> int:
+    """``ALTER TABLE t RENAME COLUMN a TO b`` (``path``: ``["a"]``, or ``["s", "a"]`` for a
+    struct field): a metadata-only commit changing the logical name, the physical name (files)
+    unchanged, as delta-spark does; return the version. Needs column mapping (``name`` mode):
+    without it :class:`UnsupportedOperationError` tells how to enable it."""
+    log = DeltaLog(ref.location, name=ref.display)
+    snapshot = log.snapshot()
+    what = f"RENAME COLUMN {'.'.join(path)} TO {new_name}"
+    metadata = rename_field(snapshot.metadata, path, new_name, ref.display)
+    _refuse_constraint_columns(snapshot, ref, what, path[:1])
+    txn = log.start_transaction(snapshot)
+    txn.update_metadata(metadata)
+    params = {"oldColumnPath": ".".join(path), "newColumnPath": ".".join(path[:-1] + [new_name])}
+    return commit(spark, txn, [], "RENAME COLUMN", params, {})
+
+
+def drop_columns(spark: SparkSession, ref: TableRef, paths: list[list[str]],
+                 if_exists: bool = False) -> int | None:
+    """``ALTER TABLE t DROP COLUMN[S] ...``: a metadata-only commit removing the columns (or
+    struct fields) from the schema, the files untouched, as delta-spark does; return the version
+    (None when ``if_exists`` and none of them exists). Needs column mapping (``name`` mode); a
+    partition column cannot be dropped."""
+    log = DeltaLog(ref.location, name=ref.display)
+    snapshot = log.snapshot()
+    what = "DROP COLUMNS " + ", ".join(".".join(p) for p in paths)
+    metadata = drop_fields(snapshot.metadata, paths, ref.display, if_exists)
+    if metadata.schema_string == snapshot.metadata.schema_string:
+        return None
+    _refuse_constraint_columns(snapshot, ref, what, [p[0] for p in paths])
+    txn = log.start_transaction(snapshot)
+    txn.update_metadata(metadata)
+    params = {"columns": json.dumps([".".join(p) for p in paths])}
+    return commit(spark, txn, [], "DROP COLUMNS", params, {})
 
 
 # --- properties -------------------------------------------------------------------------------

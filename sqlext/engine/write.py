@@ -28,6 +28,7 @@ from sqlext.engine.table_metadata import new_table_metadata, stage_metadata
 from sqlext.errors import (AnalysisException, InvariantViolationError, ProtocolChangedException,
                            SchemaMismatchError, SqlextError, TableAlreadyExistsError)
 from sqlext.log.actions import Metadata, SetTransaction
+from sqlext.log.column_mapping import ColumnMapping
 from sqlext.log.protocol import check_writable
 from sqlext.log.pruning import Pruner, only_partition_columns, parse_predicate
 from sqlext.log.table import DeltaLog
@@ -118,7 +119,7 @@ def _write_once(spark, df, ref: TableRef, mode, partition_by, replace_where, mer
                          replace_table)
     if metadata is not None:
         stage_metadata(txn, metadata)
-    effective = metadata or snapshot.metadata
+    effective = txn.metadata     # as staged: column mapping ids and physical names assigned
     if snapshot is not None:
         # the commit's check, made before any data file is written (e.g. deletion vectors)
         check_writable(log.name, snapshot.version, txn.new_protocol or snapshot.protocol,
@@ -141,7 +142,8 @@ def _write_once(spark, df, ref: TableRef, mode, partition_by, replace_where, mer
 
         written = write_files(spark, data, log, pcols, plan.table_schema,
                               constraints=table_constraints(plan.table_schema,
-                                                            effective.configuration))
+                                                            effective.configuration),
+                              metadata=effective)
         removed, rewritten, changes, extra_metrics = [], [], [], {}
         if snapshot is not None and mode == "overwrite":
             if condition is not None:
@@ -149,10 +151,12 @@ def _write_once(spark, df, ref: TableRef, mode, partition_by, replace_where, mer
                     spark, log, snapshot, txn, condition, replace_where, cdf, data)
             elif pcols and _dynamic(spark, partition_overwrite_mode) and not replace_schema:
                 # "" is null in the log too (delta-rs writes it); names match case-insensitively
-                written_parts = {tuple(partition_value(w, c) or None for c in pcols)
+                mapping = ColumnMapping.of(effective)
+                written_parts = {tuple(partition_value(w, c, mapping) or None for c in pcols)
                                  for w in written}
                 removed = [f for f in snapshot.files
-                           if tuple(partition_value(f, c) or None for c in pcols) in written_parts]
+                           if tuple(partition_value(f, c, mapping) or None for c in pcols)
+                           in written_parts]
                 txn.read_whole_table()
             else:
                 removed = snapshot.files
@@ -224,7 +228,7 @@ def _replace_where(spark, log, snapshot, txn, condition, text, cdf, data):
     """Remove what ``replaceWhere`` replaces: whole files for a partition predicate, matching rows
     (touched files rewritten) for a predicate on data columns."""
     predicate = parse_predicate(text)
-    candidates = Pruner(predicate, snapshot.schema, snapshot.partition_columns).prune(snapshot.files)
+    candidates = Pruner.of(predicate, snapshot).prune(snapshot.files)
     txn.read_predicate(predicate)
     txn.read_files(candidates)
     if only_partition_columns(predicate, snapshot.partition_columns):

@@ -118,5 +118,5 @@ def _check_added_files(where: str, winner: WinningCommit, reads: ReadSet, metada
 def pruner_factory(snapshot) -> "callable":
     """A function building pruners over a snapshot's schema and partition columns."""
     def build(predicate):
-        return Pruner(predicate, snapshot.schema, snapshot.partition_columns)
+        return Pruner.of(predicate, snapshot)
     return build

@@ -3,8 +3,10 @@ tables.
 
 A table needing a feature sqlext does not implement is refused with an error naming the feature:
 reading it anyway could return wrong rows, writing it could break rules other engines enforce
-(generated columns, identity columns). Deletion vectors (:mod:`sqlext.log.deletion_vectors`) and
-column mapping (:mod:`sqlext.log.column_mapping`) are read but not written yet. CHECK constraints
+(generated columns, identity columns). Deletion vectors (:mod:`sqlext.log.deletion_vectors`) are
+read but not written yet. Column mapping (:mod:`sqlext.log.column_mapping`) is read in ``name``
+and ``id`` modes and written in ``name`` mode (``id`` mode tables are refused for writes); setting
+``delta.columnMapping.mode`` upgrades the protocol as delta-spark does. CHECK constraints
 and column invariants (NOT NULL, ``delta.invariants``) are implemented: every write checks them
 (``sqlext.engine.constraints``).
 
@@ -31,7 +33,7 @@ SUPPORTED_READER_FEATURES = {"timestampNtz", "vacuumProtocolCheck", "deletionVec
                              "typeWidening-preview", "variantType", "variantType-preview"}
 SUPPORTED_WRITER_FEATURES = {"appendOnly", "changeDataFeed", "timestampNtz", "vacuumProtocolCheck",
                              "inCommitTimestamp", "invariants", "checkConstraints",
-                             "domainMetadata", "v2Checkpoint"}
+                             "domainMetadata", "v2Checkpoint", "columnMapping"}
 
 _LEGACY_WRITER_FEATURES = {
     2: {"appendOnly", "invariants"},
@@ -49,9 +51,10 @@ _FEATURE_ADVICE = {
                        "(delta-spark: REORG TABLE ... APPLY (PURGE), then ALTER TABLE ... SET "
                        "TBLPROPERTIES ('delta.enableDeletionVectors'=false) and ALTER TABLE ... "
                        "DROP FEATURE deletionVectors)",
-    "columnMapping": "sqlext reads tables with column mapping (delta.columnMapping.mode name or "
-                     "id) but does not write them yet: write with delta-spark, or copy the rows "
-                     "to a table without column mapping",
+    "columnMapping (mode id)": "sqlext reads tables with column mapping in 'id' mode but "
+                               "writes column mapping in 'name' mode only: write with "
+                               "delta-spark, or copy the rows to a table with "
+                               "delta.columnMapping.mode = 'name'",
 }
 
 
@@ -84,6 +87,8 @@ def unsupported_writer_features(protocol: Protocol, metadata: Metadata | None) -
     for feature in features - SUPPORTED_WRITER_FEATURES:
         if _feature_in_use(feature, metadata, listed=protocol.min_writer_version == 7):
             needed.add(feature)
+    if mapping_mode(metadata) == "id":
+        needed.add("columnMapping (mode id)")
     return sorted(needed)
 
 
@@ -131,7 +136,10 @@ def _message(table: str, version: int, protocol: Protocol, missing: list[str], v
 
 
 # the legacy writer version that first offers a feature a configuration can ask for
-_LEGACY_VERSION_OF = {"invariants": 2, "checkConstraints": 3, "changeDataFeed": 4}
+_LEGACY_VERSION_OF = {"invariants": 2, "checkConstraints": 3, "changeDataFeed": 4,
+                      "columnMapping": 5}
+# the reader version a feature needs (legacy protocols; a reader-3 protocol lists it instead)
+_LEGACY_READER_VERSION_OF = {"columnMapping": 2}
 
 
 def _configured_features(configuration: dict[str, str]) -> set[str]:
@@ -140,14 +148,25 @@ def _configured_features(configuration: dict[str, str]) -> set[str]:
         features.add("changeDataFeed")
     if any(k.lower().startswith("delta.constraints.") for k in configuration):
         features.add("checkConstraints")
+    if _column_mapping_active_conf(configuration):
+        features.add("columnMapping")
     return features
 
 
+def _column_mapping_active_conf(configuration: dict[str, str]) -> bool:
+    mode = configuration.get("delta.columnMapping.mode") or "none"
+    return str(mode).strip().lower() != "none"
+
+
+def _reader_version(features: set[str]) -> int:
+    return max([1] + [_LEGACY_READER_VERSION_OF.get(f, 1) for f in features])
+
+
 def protocol_for_new_table(configuration: dict[str, str]) -> Protocol:
-    """The protocol sqlext writes for a new table: 1/4 with the change feed, 1/3 with CHECK
-    constraints, 1/2 otherwise."""
+    """The protocol sqlext writes for a new table: 2/5 with column mapping, 1/4 with the change
+    feed, 1/3 with CHECK constraints, 1/2 otherwise."""
     needed = _configured_features(configuration)
-    return Protocol(1, max([2] + [_LEGACY_VERSION_OF[f] for f in needed]))
+    return Protocol(_reader_version(needed), max([2] + [_LEGACY_VERSION_OF[f] for f in needed]))
 
 
 def upgrade_for_configuration(protocol: Protocol, configuration: dict[str, str]) -> Protocol | None:
@@ -157,22 +176,30 @@ def upgrade_for_configuration(protocol: Protocol, configuration: dict[str, str])
 
 def upgrade_for_features(protocol: Protocol, features: set[str]) -> Protocol | None:
     """The protocol that also supports the writer ``features`` (``invariants``,
-    ``checkConstraints``, ``changeDataFeed``), or None when ``protocol`` supports them already.
+    ``checkConstraints``, ``changeDataFeed``, ``columnMapping``), or None when ``protocol``
+    supports them already.
 
-    As delta-spark: a table-features protocol (writer 7) lists the feature; a legacy protocol
-    moves up to the lowest legacy writer version that has it (e.g. 2 to 3 for
-    ``checkConstraints``)."""
+    As delta-spark: a table-features protocol (writer 7) lists the feature (``columnMapping``
+    also raises the reader version to 2, or is listed as a reader feature of a reader-3
+    protocol); a legacy protocol moves up to the lowest legacy versions that have it (e.g.
+    writer 2 to 3 for ``checkConstraints``, reader 2 / writer 5 for ``columnMapping``)."""
+    reader = max(protocol.min_reader_version, _reader_version(features))
     if protocol.min_writer_version == 7:
         missing = features - set(protocol.writer_features or [])
-        if not missing:
+        reader_features = protocol.reader_features
+        if reader == 3:
+            needs = {f for f in features if f in _LEGACY_READER_VERSION_OF}
+            if needs - set(reader_features or []):
+                reader_features = sorted(set(reader_features or []) | needs)
+        if not missing and reader == protocol.min_reader_version \
+                and reader_features == protocol.reader_features:
             return None
-        return Protocol(protocol.min_reader_version, 7, protocol.reader_features,
+        return Protocol(reader, 7, reader_features,
                         sorted(set(protocol.writer_features or []) | missing))
     wanted = max([protocol.min_writer_version] + [_LEGACY_VERSION_OF[f] for f in features])
-    if wanted == protocol.min_writer_version:
+    if wanted == protocol.min_writer_version and reader == protocol.min_reader_version:
         return None
-    return Protocol(protocol.min_reader_version, wanted, protocol.reader_features,
-                    protocol.writer_features)
+    return Protocol(reader, wanted, protocol.reader_features, protocol.writer_features)
 
 
 def table_features(protocol: Protocol) -> list[str]:

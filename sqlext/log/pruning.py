@@ -298,6 +298,12 @@ class Pruner:
         self.partition_columns = {c.lower() for c in partition_columns}
         self.mapping = mapping
 
+    @classmethod
+    def of(cls, predicate: exp.Expression | str | None, snapshot) -> "Pruner":
+        """A pruner over a snapshot's schema, partition columns and column mapping."""
+        return cls(predicate, snapshot.schema, snapshot.partition_columns,
+                   ColumnMapping.of(snapshot.metadata))
+
     def might_match(self, add: AddFile) -> bool:
         """Whether ``add`` may hold matching rows (always True without a predicate)."""
         if self.predicate is None:

@@ -17,6 +17,7 @@ from sqlext.errors import (ConcurrentLogCleanupException, ConcurrentModification
 from sqlext.log.actions import (Action, AddFile, CommitInfo, Metadata, Protocol,
                                 RemoveFile, SetTransaction, decode_path, serialize_commit)
 from sqlext.log.cleanup import cleanup_expired_logs
+from sqlext.log.column_mapping import assign_column_mapping
 from sqlext.log.conflicts import (SERIALIZABLE, WRITE_SERIALIZABLE, ReadSet, WinningCommit,
                                   check_conflicts, pruner_factory)
 from sqlext.log.protocol import check_writable
@@ -84,8 +85,11 @@ class Transaction:
     # --- metadata ---------------------------------------------------------------------------
 
     def update_metadata(self, metadata: Metadata) -> None:
-        """Commit new metadata (schema, partitioning, properties) with the actions."""
-        self.new_metadata = metadata
+        """Commit new metadata (schema, partitioning, properties) with the actions. With column
+        mapping, fields that have no id and physical name yet get them
+        (:func:`sqlext.log.column_mapping.assign_column_mapping`)."""
+        previous = self.snapshot.metadata if self.snapshot is not None else None
+        self.new_metadata = assign_column_mapping(metadata, previous, self.log.name)
 
     def update_protocol(self, protocol: Protocol) -> None:
         self.new_protocol = protocol

@@ -1,5 +1,5 @@
-"""DROP TABLE, ALTER TABLE (ADD COLUMNS, SET TBLPROPERTIES, RENAME TO, column comments, ADD / DROP
-CONSTRAINT, SET / DROP NOT NULL), CREATE / DROP SCHEMA and USE, for sqlext tables and the
+"""DROP TABLE, ALTER TABLE (ADD COLUMNS, SET TBLPROPERTIES, RENAME TO, column comments, RENAME /
+DROP COLUMN (column mapping), ADD / DROP CONSTRAINT, SET / DROP NOT NULL), CREATE / DROP SCHEMA and USE, for sqlext tables and the
 warehouse's schemas.
 
 ``DROP TABLE`` of a managed table deletes its directory; of an external table, only the name.
@@ -29,7 +29,9 @@ ALTER_SUPPORTED = ("ALTER TABLE t ADD COLUMNS (c type, ...), ALTER TABLE t SET T
                    "(k = v, ...), ALTER TABLE t RENAME TO u, ALTER TABLE t CHANGE COLUMN c "
                    "COMMENT '...', ALTER TABLE t ALTER COLUMN c COMMENT '...', ALTER TABLE t "
                    "ADD CONSTRAINT name CHECK (expr), ALTER TABLE t DROP CONSTRAINT [IF EXISTS] "
-                   "name, ALTER TABLE t ALTER|CHANGE COLUMN c SET|DROP NOT NULL")
+                   "name, ALTER TABLE t ALTER|CHANGE COLUMN c SET|DROP NOT NULL, and with "
+                   "delta.columnMapping.mode = 'name': ALTER TABLE t RENAME COLUMN a TO b, "
+                   "ALTER TABLE t DROP COLUMN[S] [IF EXISTS] c | (c, d)")
 # the arguments of an ALTER COLUMN that only sets or drops NOT NULL
 _NULLABILITY_ARGS = {"this", "allow_null", "drop", "exists"}
 
@@ -101,6 +103,16 @@ def plan_alter(resolver: Resolver, stmt: exp.Alter) -> P.Plan | None:
         not_null = not action.args["allow_null"]
         return _plan(lambda: ddl.set_not_null(spark, ref, _column_name(action.this, ref),
                                               not_null))
+    if isinstance(action, exp.RenameColumn):
+        path, new = _field_path(action.this, ref), action.args.get("to")
+        return _plan(lambda: ddl.rename_column(spark, ref, path, _field_path(new, ref)[-1]))
+    if isinstance(action, exp.Drop) and str(action.args.get("kind") or "").upper() in (
+            "COLUMN", "COLUMNS"):
+        items = []
+        for node in action.args.get("tables") or []:
+            items += node.expressions if isinstance(node, exp.Schema) else [node]
+        paths = [_field_path(node, ref) for node in items]
+        return _plan(lambda: ddl.drop_columns(spark, ref, paths, bool(action.args.get("exists"))))
     if isinstance(action, exp.AddConstraint):
         name, check = _check_constraint(action, ref)
         return _plan(lambda: ddl.add_check_constraint(spark, ref, name, check))
@@ -129,6 +141,16 @@ def _column_name(node: exp.Expression, ref: TableRef) -> str:
     raise UnsupportedOperationError(f"ALTER TABLE {ref.display} ALTER COLUMN "
                                     f"{node.sql(dialect='spark')}: SET / DROP NOT NULL applies "
                                     "to top-level columns only; the table is unchanged")
+
+
+def _field_path(node: exp.Expression, ref: TableRef) -> list[str]:
+    """The names of a column or nested field reference (``s.a`` -> ``["s", "a"]``)."""
+    if isinstance(node, exp.Identifier):
+        return [node.name]
+    if isinstance(node, (exp.Column, exp.Dot)):
+        return [p.name for p in node.parts]
+    raise UnsupportedOperationError(f"ALTER TABLE {ref.display}: {node.sql(dialect='spark')} is "
+                                    "not a column name; the table is unchanged")
 
 
 def _check_constraint(action: exp.AddConstraint, ref: TableRef) -> tuple[str, exp.Expression]:

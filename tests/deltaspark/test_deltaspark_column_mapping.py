@@ -2,16 +2,20 @@
 by delta-spark 4.4: every version reads as delta-spark reads it (rows, column and nested field
 names), across renames (top-level, nested, partition column), a drop, a re-added name, deletes
 and updates, a checkpoint; filters prune by statistics and partition values keyed by physical
-names; the change feed matches delta-spark's; DuckDB's delta extension agrees; writes are still
-refused, the table left as it was.
+names; the change feed matches delta-spark's; DuckDB's delta extension agrees;
+a name-mode table takes sqlext's writes (read back by delta-spark); writes to an id-mode table
+are refused, the table left as it was. sqlext's own name-mode tables are read by delta-spark in
+test_deltaspark_column_mapping_writes.py.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 import sqlext
@@ -19,6 +23,7 @@ from sqlext.log.column_mapping import ColumnMapping
 from sqlext.log.table import DeltaLog
 from sqlext.errors import ChangeDataFeedError, UnsupportedTableFeatureError
 from tests.support import assert_same_rows, read_deltalake, read_duckdb
+from tests.support.compare import nested_field_names
 from tests.support.deltaspark import DeltaSparkError, delta_path
 
 CHANGE_COLUMNS = ["_change_type", "_commit_version"]
@@ -119,15 +124,8 @@ def id_table(delta_spark, tmp_path_factory):
     return path, reads, answers
 
 
-def _field_names(schema: pa.Schema) -> list:
-    """Column names with nested struct field names: ``['id', ('s', ['a', 'b'])]``."""
-    def names(t: pa.DataType):
-        return [(f.name, names(f.type)) if pa.types.is_struct(f.type) else f.name for f in t]
-    return names(pa.struct(list(schema)))
-
-
 def _assert_same(mine: pa.Table, theirs: pa.Table, context):
-    assert _field_names(mine.schema) == _field_names(theirs.schema), context
+    assert nested_field_names(mine.schema) == nested_field_names(theirs.schema), context
     assert mine.num_rows == theirs.num_rows, context
     assert_same_rows(mine, theirs, sort_by=["id"])
 
@@ -143,7 +141,7 @@ def test_name_mode_every_version_reads_as_delta_spark(spark, name_table):
         _assert_same(mine, reads[version], version)
     # what the history did to the names, as users see them
     latest = sqlext.read(spark, str(path)).toArrow()
-    assert _field_names(latest.schema) == ["id", ("s", ["alpha", "b"]), "region", "v"]
+    assert nested_field_names(latest.schema) == ["id", ("s", ["alpha", "b"]), "region", "v"]
     v = {r["id"]: r["v"] for r in latest.to_pylist()}
     assert v[1] is None and v[95] == "again95"     # the dropped v's values do not come back
     assert (path / "_delta_log" / f"{8:020d}.checkpoint.parquet").exists()
@@ -201,7 +199,7 @@ def test_name_mode_change_feed_matches_delta_spark(spark, name_table):
         mine = sqlext.changes(spark, str(path), startingVersion=start, endingVersion=end)
         mine = mine.drop("_commit_timestamp").toArrow()
         theirs = theirs.drop_columns(["_commit_timestamp"])
-        assert _field_names(mine.schema) == _field_names(theirs.schema), (start, end)
+        assert nested_field_names(mine.schema) == nested_field_names(theirs.schema), (start, end)
         assert mine.num_rows == theirs.num_rows > 0, (start, end)
         assert_same_rows(mine, theirs, sort_by=["id", *CHANGE_COLUMNS])
     # a range across a rename: delta-spark refuses it, and so does sqlext, naming the rename
@@ -228,15 +226,58 @@ def test_name_mode_reads_as_duckdb_and_delta_rs(spark, name_table):
         _assert_same(mine.select(data), read_duckdb(path, version).select(data), version)
 
 
-def test_column_mapped_writes_are_refused(spark, name_table):
-    path, _, _ = name_table
+def test_sqlext_writes_to_delta_spark_name_table(spark, name_table, delta_spark, tmp_path):
+    """delta-spark's name-mapped table (renamed nested field and partition column, a dropped
+    column re-added) changed by sqlext: append, UPDATE, RENAME, DELETE; delta-spark reads every
+    new version as sqlext does, and writes after them."""
+    source, _, _ = name_table
+    path = tmp_path / "copy"
+    shutil.copytree(source, path)
+    p = delta_path(path)
+    for statement in (
+            f"INSERT INTO {p} (id, s, region, v) VALUES (200, named_struct('alpha', 200, "
+            "'b', 'sq'), 'p2', 'sqlext'), (201, NULL, 'p9', NULL)",                 # v13
+            f"UPDATE {p} SET v = concat('u', id), s.b = 'sqlupd' WHERE id IN (1, 95, 200)",  # v14
+            f"ALTER TABLE {p} RENAME COLUMN v TO note",                              # v15
+            f"DELETE FROM {p} WHERE region = 'p0' AND id < 30",                      # v16
+            f"ALTER TABLE {p} RENAME COLUMN s.alpha TO a2"):                         # v17
+        sqlext.sql(spark, statement)
+    versions = [13, 14, 15, 16, 17]
+    answers = delta_spark.batch(
+        [("exec", {"code": _read_code(path, v)}) for v in versions]
+        + [("sql", {"sql": f"INSERT INTO {p} (id, s, region, note) VALUES (300, "
+                           "named_struct('a2', 3, 'b', 'ds'), 'p1', 'delta-spark')"})],
+        check=True)
+    for version, theirs in zip(versions, answers):
+        mine = sqlext.read(spark, str(path), versionAsOf=version).toArrow()
+        _assert_same(mine, theirs, version)
+    latest = sqlext.read(spark, str(path)).toArrow()
+    assert nested_field_names(latest.schema) == ["id", ("s", ["a2", "b"]), "region", "note"]
+    got = {r["id"]: r for r in latest.to_pylist()}
+    assert got[95]["note"] == "u95" and got[200]["s"] == {"a2": 200, "b": "sqlupd"}
+    assert got[300]["note"] == "delta-spark" and got[201]["region"] == "p9"
+    # sqlext's files use the physical names delta-spark assigned
+    log = DeltaLog(str(path))
+    snapshot = log.snapshot(13)
+    physical = ColumnMapping.of(snapshot.metadata).physical_name("v")
+    assert physical.startswith("col-")
+    old = {f.path for f in log.snapshot(12).files}
+    added = [f for f in snapshot.files if f.path not in old]
+    assert len(added) == 2
+    for f in added:
+        assert physical in pq.read_schema(log.data_path(f.path)).names
+        assert physical in json.loads(f.stats)["nullCount"]
+
+
+def test_id_mode_writes_are_refused(spark, id_table):
+    path, _, _ = id_table
     p = delta_path(path)
     before = _log_entries(path)
     for statement in (f"DELETE FROM {p} WHERE id = 1", f"INSERT INTO {p} (id) VALUES (1000)",
-                      f"UPDATE {p} SET v = 'x' WHERE id = 2"):
-        with pytest.raises(UnsupportedTableFeatureError, match="columnMapping") as raised:
+                      f"ALTER TABLE {p} RENAME COLUMN renamed TO other"):
+        with pytest.raises(UnsupportedTableFeatureError, match="columnMapping .mode id") as raised:
             sqlext.sql(spark, statement)
-        assert "reads tables with column mapping" in str(raised.value)
+        assert "'name' mode only" in str(raised.value)
     assert _log_entries(path) == before
 
 
@@ -245,7 +286,7 @@ def test_id_mode_every_version_reads_as_delta_spark_and_duckdb(spark, id_table):
     for version in ID_VERSIONS:
         mine = sqlext.read(spark, str(path), versionAsOf=version).toArrow()
         _assert_same(mine, reads[version], version)
-    assert _field_names(mine.schema) == ["id", "renamed", ("s", ["a", "beta"])]
+    assert nested_field_names(mine.schema) == ["id", "renamed", ("s", ["a", "beta"])]
     assert (path / "_delta_log" / f"{6:020d}.checkpoint.parquet").exists()
     pruned = sqlext.read(spark, str(path), versionAsOf=7, filter="id >= 55")
     _assert_same(pruned.toArrow(), answers[0], "filter")
@@ -261,7 +302,7 @@ def test_id_mode_change_feed_matches_delta_spark(spark, id_table):
     mine = sqlext.changes(spark, str(path), startingVersion=6, endingVersion=7)
     mine = mine.drop("_commit_timestamp").toArrow()
     theirs = answers[1].drop_columns(["_commit_timestamp"])
-    assert _field_names(mine.schema) == _field_names(theirs.schema)
+    assert nested_field_names(mine.schema) == nested_field_names(theirs.schema)
     assert mine.num_rows == theirs.num_rows == 15
     assert_same_rows(mine, theirs, sort_by=["id", *CHANGE_COLUMNS])
 

@@ -8,11 +8,15 @@ import json
 
 import pytest
 
-from sqlext.errors import UnsupportedTableFeatureError
+from sqlext.errors import (AnalysisException, UnsupportedOperationError,
+                           UnsupportedTableFeatureError)
 from sqlext.log.actions import AddFile, Metadata, Protocol
-from sqlext.log.column_mapping import ColumnMapping, mapping_mode, strip_mapping_metadata
-from sqlext.log.protocol import (check_readable, check_writable, unsupported_reader_features,
-                                 unsupported_writer_features)
+from sqlext.log.column_mapping import (FIELD_ID_KEY, MAX_COLUMN_ID_KEY, PHYSICAL_NAME_KEY,
+                                       ColumnMapping, assign_column_mapping, drop_fields,
+                                       mapping_mode, rename_field, strip_mapping_metadata)
+from sqlext.log.protocol import (check_readable, check_writable, protocol_for_new_table,
+                                 unsupported_reader_features, unsupported_writer_features,
+                                 upgrade_for_configuration)
 from sqlext.log.pruning import Pruner
 from sqlext.log.schema import parse_schema
 
@@ -93,15 +97,95 @@ def test_without_the_mapping_physical_keys_are_not_read_as_names():
 
 @pytest.mark.parametrize("protocol", [
     Protocol(2, 5), Protocol(3, 7, ["columnMapping"], ["columnMapping", "changeDataFeed"])])
-def test_protocol_reads_but_does_not_write(protocol):
+def test_protocol_reads_both_modes_and_writes_name_mode(protocol):
     assert unsupported_reader_features(protocol, V1) == []
     check_readable("t", 3, protocol, V1)
-    assert unsupported_writer_features(protocol, V1) == ["columnMapping"]
-    with pytest.raises(UnsupportedTableFeatureError, match="does not write them yet") as raised:
-        check_writable("t", 3, protocol, V1)
+    assert unsupported_writer_features(protocol, V1) == []
+    check_writable("t", 3, protocol, V1)
+    ids = _metadata(json.loads(V1.schema_string)["fields"], mode="id")
+    assert unsupported_writer_features(protocol, ids) == ["columnMapping (mode id)"]
+    with pytest.raises(UnsupportedTableFeatureError, match="'name' mode only") as raised:
+        check_writable("t", 3, protocol, ids)
     assert "table t at version 3" in str(raised.value)
     # column mapping listed but its mode none: nothing to honour
     assert unsupported_writer_features(protocol, _metadata([], mode="none")) == []
+
+
+def test_protocol_upgrade_for_column_mapping():
+    """As delta-spark: legacy protocols move to reader 2 / writer 5; a table-features protocol
+    lists columnMapping (and a reader-1 one moves to reader 2, a reader-3 one lists it as a
+    reader feature too, as delta-spark 4.4 does)."""
+    name = {"delta.columnMapping.mode": "name"}
+    assert protocol_for_new_table(name) == Protocol(2, 5)
+    assert upgrade_for_configuration(Protocol(1, 4), name) == Protocol(2, 5)
+    assert upgrade_for_configuration(Protocol(2, 6), name) is None
+    assert upgrade_for_configuration(Protocol(1, 7, None, ["changeDataFeed"]), name) == \
+        Protocol(2, 7, None, ["changeDataFeed", "columnMapping"])
+    dv = Protocol(3, 7, ["deletionVectors"], ["deletionVectors", "invariants"])
+    assert upgrade_for_configuration(dv, name) == Protocol(
+        3, 7, ["columnMapping", "deletionVectors"], ["columnMapping", "deletionVectors",
+                                                     "invariants"])
+    assert upgrade_for_configuration(upgrade_for_configuration(dv, name), name) is None
+
+
+def _plain(fields, conf=None) -> Metadata:
+    return Metadata("id-1", json.dumps({"type": "struct", "fields": fields}), [], conf or {})
+
+
+def test_assigning_ids_and_physical_names():
+    nested = {"type": "struct", "fields": [{"name": "a", "type": "integer", "nullable": True,
+                                            "metadata": {}}]}
+    fields = [{"name": "id", "type": "long", "nullable": True, "metadata": {"comment": "k"}},
+              {"name": "l", "type": {"type": "array", "elementType": nested,
+                                     "containsNull": True}, "nullable": True, "metadata": {}}]
+    old = _plain(fields)
+    name = {"delta.columnMapping.mode": "name"}
+    # an existing table turning mapping on: its names become the physical names
+    upgraded = assign_column_mapping(_plain(fields, name), old)
+    got = json.loads(upgraded.schema_string)["fields"]
+    assert got[0]["metadata"] == {"comment": "k", FIELD_ID_KEY: 1, PHYSICAL_NAME_KEY: "id"}
+    inner = got[1]["type"]["elementType"]["fields"][0]["metadata"]
+    assert inner == {FIELD_ID_KEY: 3, PHYSICAL_NAME_KEY: "a"}
+    assert upgraded.configuration[MAX_COLUMN_ID_KEY] == "3"
+    # a new table: col-<uuid>; a column added later: the next id, col-<uuid>; fields that
+    # lost their metadata (a schema rebuilt from a DataFrame) keep theirs
+    fresh = json.loads(assign_column_mapping(_plain(fields, name), None).schema_string)
+    assert fresh["fields"][0]["metadata"][PHYSICAL_NAME_KEY].startswith("col-")
+    evolved = _plain(fields + [{"name": "x", "type": "string", "nullable": True,
+                                "metadata": {}}], upgraded.configuration)
+    after = assign_column_mapping(evolved, upgraded)
+    got = json.loads(after.schema_string)["fields"]
+    assert got[0]["metadata"][PHYSICAL_NAME_KEY] == "id"
+    assert got[2]["metadata"][FIELD_ID_KEY] == 4
+    assert got[2]["metadata"][PHYSICAL_NAME_KEY].startswith("col-")
+    assert assign_column_mapping(after, after) == after
+    with pytest.raises(UnsupportedOperationError, match="from 'name' to 'none'"):
+        assign_column_mapping(_plain(fields), after)
+    with pytest.raises(UnsupportedOperationError, match="'name' mode only"):
+        assign_column_mapping(_plain(fields, {"delta.columnMapping.mode": "id"}), None)
+    assert assign_column_mapping(old, None) is old
+
+
+def test_rename_and_drop_change_only_the_schema():
+    renamed = rename_field(V1, ["part"], "zone")
+    assert renamed.partition_columns == ["zone"]
+    mapping = ColumnMapping.of(renamed)
+    assert mapping.physical_name("zone") == "col-part" and mapping.logical_name("col-part") == "zone"
+    nested = ColumnMapping.of(rename_field(V1, ["S", "a"], "alpha"))
+    assert nested.logical_stats(json.loads(STATS))["minValues"]["s"] == {"alpha": 5, "b": "b"}
+    with pytest.raises(AnalysisException, match="already exists"):
+        rename_field(V1, ["v"], "ID")
+    dropped = drop_fields(V1, [["v"], ["s", "b"]])
+    assert [f.name for f in parse_schema(dropped.schema_string)] == ["id", "s", "part"]
+    assert ColumnMapping.of(dropped).logical_stats(json.loads(STATS))["minValues"] == {
+        "id": 100, "s": {"a": 5}}
+    with pytest.raises(UnsupportedOperationError, match="partition column"):
+        drop_fields(V1, [["part"]])
+    with pytest.raises(AnalysisException, match="does not exist"):
+        drop_fields(V1, [["nope"]])
+    assert drop_fields(V1, [["nope"]], if_exists=True).schema_string == V1.schema_string
+    with pytest.raises(UnsupportedOperationError, match="delta.columnMapping.mode"):
+        rename_field(_plain([]), ["a"], "b")
 
 
 def test_unknown_mode_is_refused():

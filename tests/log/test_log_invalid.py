@@ -147,7 +147,7 @@ def test_unknown_reader_version_and_feature(tmp_path):
     assert log.snapshot(check_protocol=False).version == 0
 
 
-def test_column_mapping_is_read_not_written(tmp_path):
+def test_column_mapping_id_mode_is_read_not_written(tmp_path):
     log = _table(tmp_path, commits=0)
     path = _commit(log.location, 0)
     out = []
@@ -156,12 +156,12 @@ def test_column_mapping_is_read_not_written(tmp_path):
         if "protocol" in obj:
             obj = {"protocol": {"minReaderVersion": 2, "minWriterVersion": 5}}
         if "metaData" in obj:
-            obj["metaData"]["configuration"]["delta.columnMapping.mode"] = "name"
+            obj["metaData"]["configuration"]["delta.columnMapping.mode"] = "id"
         out.append(json.dumps(obj))
     with open(path, "w") as f:
         f.write("\n".join(out) + "\n")
     clear_caches()
     assert log.snapshot().version == 0       # read (tests/log/test_log_column_mapping.py)
-    with pytest.raises(UnsupportedTableFeatureError, match="columnMapping"):
+    with pytest.raises(UnsupportedTableFeatureError, match="columnMapping .mode id"):
         append(log, [{"id": 9, "name": "y"}])
     assert log.snapshot().version == 0

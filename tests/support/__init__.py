@@ -17,6 +17,7 @@ submodules:
 - :mod:`tests.support.merge_cases`    one MERGE run in sqlext and in DuckDB on the same rows.
 - :mod:`tests.support.change_feeds`   hand-built histories and change feed reads to compare.
 - :mod:`tests.support.fault_ops`      the fault tests' operations, journal and replay.
+- :mod:`tests.support.histories`      a table's history from SQL and Python steps.
 
 Pytest fixtures (``spark``, ``table_path``, ``fixture_table``) live in ``tests/conftest.py``.
 """

@@ -145,3 +145,11 @@ def _describe(title: str, counts: Counter, columns: Sequence[str], sort_by) -> s
     if len(listed) > MAX_SHOWN:
         lines.append(f"  ... and {len(listed) - MAX_SHOWN} more")
     return "\n".join(lines) + "\n"
+
+
+def nested_field_names(schema: pa.Schema) -> list:
+    """Column names with nested struct field names, to compare schemas across engines whose
+    types differ in width or string kind: ``['id', ('s', ['a', 'b'])]``."""
+    def names(t: pa.DataType):
+        return [(f.name, names(f.type)) if pa.types.is_struct(f.type) else f.name for f in t]
+    return names(pa.struct(list(schema)))

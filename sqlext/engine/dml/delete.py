@@ -51,7 +51,7 @@ def delete(spark: SparkSession, log: DeltaLog, condition=None, *, alias: str | N
         scan_ms, rewrite_ms = timer.lap(), 0
     elif cond.metadata_only(pcols):
         # pruning first only narrows the distinct partition values Spark has to evaluate
-        candidates = Pruner(cond.predicate, snapshot.schema, pcols).prune(snapshot.files) \
+        candidates = Pruner.of(cond.predicate, snapshot).prune(snapshot.files) \
             if cond.predicate is not None else snapshot.files
         with spark_job_errors(log, snapshot, OPERATION):
             removed = files_matching_partition_predicate(spark, snapshot, candidates,
@@ -59,7 +59,7 @@ def delete(spark: SparkSession, log: DeltaLog, condition=None, *, alias: str | N
         rows = {"numDeletedRows": total_records(removed), "numCopiedRows": 0}
         scan_ms, rewrite_ms = timer.lap(), 0
     else:
-        scanned = Pruner(cond.predicate, snapshot.schema, pcols).prune(snapshot.files) \
+        scanned = Pruner.of(cond.predicate, snapshot).prune(snapshot.files) \
             if cond.predicate is not None else snapshot.files
         with spark_job_errors(log, snapshot, OPERATION):
             result = delete_matching_rows(spark, log, snapshot, scanned, cond.column,

@@ -72,7 +72,7 @@ def write_changes(spark: SparkSession, log: DeltaLog, snapshot: Snapshot, df: Da
     schema = spark_schema(snapshot.metadata.schema_string)
     ct = F.lit(change_type) if isinstance(change_type, str) else change_type
     return write_files(spark, df.withColumn(CHANGE_TYPE, ct), log, snapshot.partition_columns,
-                       schema, constraints=[], kind="cdc")
+                       schema, constraints=[], kind="cdc", metadata=snapshot.metadata)
 
 
 def rewrite_files(spark: SparkSession, log: DeltaLog, snapshot: Snapshot,
@@ -86,7 +86,8 @@ def rewrite_files(spark: SparkSession, log: DeltaLog, snapshot: Snapshot,
     schema = spark_schema(snapshot.metadata.schema_string)
     written = write_files(spark, output, log, snapshot.partition_columns, schema,
                           constraints=table_constraints(schema, snapshot.configuration),
-                          kind="mixed" if with_changes else "data")
+                          kind="mixed" if with_changes else "data",
+                          metadata=snapshot.metadata)
     return Rewrite(list(touched), [w for w in written if not w.is_change_file],
                    [w for w in written if w.is_change_file])
 

@@ -54,7 +54,7 @@ def update(spark: SparkSession, log: DeltaLog, condition=None, set=None, *,  # n
         cond = resolve_condition(frame, condition, log.name, snapshot.version, OPERATION)
     candidates = snapshot.files
     if cond is not None and cond.predicate is not None:
-        candidates = Pruner(cond.predicate, snapshot.schema, pcols).prune(candidates)
+        candidates = Pruner.of(cond.predicate, snapshot).prune(candidates)
     whole_files = cond is None or cond.metadata_only(pcols)
     if cond is not None and whole_files:
         with spark_job_errors(log, snapshot, OPERATION):

@@ -22,8 +22,10 @@ from pyspark.sql import types as T
 
 from sqlext.engine.constraints import Constraint, enforce
 from sqlext.engine.io import storage_bridge
-from sqlext.engine.schemas import quoted_column
-from sqlext.log.actions import AddCDCFile, AddFile, encode_path
+from sqlext.engine.io.mapped_scan import physical_field, physical_type
+from sqlext.engine.schemas import quoted_column, spark_schema
+from sqlext.log.actions import AddCDCFile, AddFile, Metadata, encode_path
+from sqlext.log.column_mapping import ColumnMapping
 from sqlext.log.layout import CHANGE_DATA_DIR, STAGING_DIR
 from sqlext.log.schema import Field, parse_schema
 from sqlext.log.stats import DEFAULT_NUM_INDEXED_COLS, file_stats
@@ -103,7 +105,8 @@ def _unsorted_if(spark: SparkSession, condition: bool):
 
 def write_files(spark: SparkSession, df: DataFrame, log: DeltaLog, partition_columns: list[str],
                 table_schema: T.StructType, *, constraints: list[Constraint], kind: str = "data",
-                num_indexed_cols: int = DEFAULT_NUM_INDEXED_COLS) -> list[WrittenFile]:
+                num_indexed_cols: int = DEFAULT_NUM_INDEXED_COLS,
+                metadata: Metadata | None = None) -> list[WrittenFile]:
     """Write ``df`` (whose columns are the table's, in any order, plus ``_change_type`` for
     ``kind="cdc"`` and ``kind="mixed"``) as parquet files of the table. Returns the files, not
     yet committed.
@@ -118,6 +121,12 @@ def write_files(spark: SparkSession, df: DataFrame, log: DeltaLog, partition_col
     are checked on every data row by the same job (change rows are not checked): a violating
     row fails the job, the staged files are removed and nothing reaches the table. Pass an
     empty list only for rows already in the table (OPTIMIZE).
+
+    ``metadata``: the table's metadata the files are written under (the snapshot's, or the one
+    the same commit stages). When it has column mapping (``name`` mode), the files hold the
+    physical names (nested struct fields too, each with its id as parquet field id), and
+    ``partitionValues`` and statistics are keyed by physical names (:func:`physical_frame`);
+    ``df``, ``partition_columns`` and ``table_schema`` stay logical.
     """
     staging = log.store.join(log.location, STAGING_DIR, uuid.uuid4().hex)
     mixed = kind == "mixed"
@@ -128,6 +137,12 @@ def write_files(spark: SparkSession, df: DataFrame, log: DeltaLog, partition_col
                     for p in partition_columns]
     if kind != "cdc":
         df = enforce(df, constraints, F.col(CHANGE_TYPE).isNull() if mixed else None)
+    if ColumnMapping.of(metadata) is not None:
+        df, partition_columns, table_schema = physical_frame(df, partition_columns, metadata)
+        data_columns = [c for c in df.columns
+                        if c.lower() not in {p.lower() for p in partition_columns}]
+        part_columns = list(partition_columns)
+        write_partitions = ([_IS_CHANGE] if mixed else []) + list(partition_columns)
     marker = [F.col(CHANGE_TYPE).isNotNull().alias(_IS_CHANGE)] if mixed else []
     if marker or data_columns + part_columns != df.columns:
         df = df.select(*[quoted_column(c) for c in data_columns], *marker,
@@ -177,3 +192,57 @@ def write_files(spark: SparkSession, df: DataFrame, log: DeltaLog, partition_col
         storage_bridge.remove_tree(spark, staging)
         # the shared parent too, unless a concurrent write is staging files in it
         storage_bridge.remove_empty_dir(spark, log.store.join(log.location, STAGING_DIR))
+
+
+def _physical_of(dtype: T.DataType, table_type: T.DataType) -> T.DataType:
+    """``dtype`` (a column's type as the DataFrame has it) with its struct fields named as the
+    table's type ``table_type`` names them physically, carrying their ids as parquet field ids;
+    nullability stays the DataFrame's, so that a cast to it is always allowed."""
+    if isinstance(dtype, T.StructType) and isinstance(table_type, T.StructType):
+        known = {f.name.lower(): f for f in table_type.fields}
+        out = []
+        for f in dtype.fields:
+            match = known.get(f.name.lower())
+            if match is None:
+                out.append(f)
+                continue
+            target = physical_field(match, match.dataType, True)
+            out.append(T.StructField(target.name, _physical_of(f.dataType, match.dataType),
+                                     f.nullable, target.metadata))
+        return T.StructType(out)
+    if isinstance(dtype, T.ArrayType) and isinstance(table_type, T.ArrayType):
+        return T.ArrayType(_physical_of(dtype.elementType, table_type.elementType),
+                           dtype.containsNull)
+    if isinstance(dtype, T.MapType) and isinstance(table_type, T.MapType):
+        return T.MapType(_physical_of(dtype.keyType, table_type.keyType),
+                         _physical_of(dtype.valueType, table_type.valueType),
+                         dtype.valueContainsNull)
+    return dtype
+
+
+def physical_frame(df: DataFrame, partition_columns: list[str], metadata: Metadata
+                   ) -> tuple[DataFrame, list[str], T.StructType]:
+    """``df`` (logical column names, any order, maybe extra columns such as ``_change_type``),
+    ``partition_columns`` and the table's schema by their physical names under the column
+    mapping of ``metadata``: each column of the table renamed (struct fields too, by a cast to
+    the same type with physical field names, which carry their ids as parquet field ids) and
+    aliased with its field id; other columns kept as they are."""
+    mapping = ColumnMapping.of(metadata)
+    schema = spark_schema(metadata.schema_string)
+    by_name = {f.name.lower(): f for f in schema.fields}
+    columns = []
+    for column_field in df.schema.fields:
+        name, dtype = column_field.name, column_field.dataType
+        field = by_name.get(name.lower())
+        if field is None:
+            columns.append(quoted_column(name))
+            continue
+        target = physical_field(field, field.dataType, True)
+        physical = _physical_of(dtype, field.dataType)
+        column = quoted_column(name)
+        if physical != dtype:
+            column = column.cast(physical)
+        columns.append(column.alias(target.name, metadata=target.metadata))
+    table = T.StructType([physical_field(f, physical_type(f.dataType, True), True)
+                          for f in schema.fields])
+    return (df.select(*columns), [mapping.physical_name(c) for c in partition_columns], table)

@@ -11,6 +11,7 @@ from pyspark.sql import types as T
 from sqlext.engine.io.scan import partition_value, typed_partition_value
 from sqlext.engine.schemas import spark_schema
 from sqlext.log.actions import AddFile
+from sqlext.log.column_mapping import ColumnMapping
 from sqlext.log.snapshot import Snapshot
 
 
@@ -26,7 +27,8 @@ def files_matching_partition_predicate(spark: SparkSession, snapshot: Snapshot,
         return []
     schema = spark_schema(snapshot.metadata.schema_string)
     types = {f.name.lower(): f.dataType for f in schema.fields}
-    keys = {tuple(partition_value(f, c) for c in pcols) for f in files}
+    mapping = ColumnMapping.of(snapshot.metadata)
+    keys = {tuple(partition_value(f, c, mapping) for c in pcols) for f in files}
     key_list = sorted(keys, key=lambda k: tuple((v is None, v or "") for v in k))
     fields = [T.StructField("__sqlext_key", T.IntegerType(), False)] + [
         T.StructField(c, types[c.lower()]) for c in pcols]
@@ -37,4 +39,4 @@ def files_matching_partition_predicate(spark: SparkSession, snapshot: Snapshot,
         df = df.alias(alias)
     hits = {r[0] for r in df.filter(condition.eqNullSafe(F.lit(True))).select("__sqlext_key").collect()}
     matching = {key_list[i] for i in hits}
-    return [f for f in files if tuple(partition_value(f, c) for c in pcols) in matching]
+    return [f for f in files if tuple(partition_value(f, c, mapping) for c in pcols) in matching]

@@ -286,8 +286,11 @@ def _unique_name_layers(paths: list[str]) -> list[list[str]]:
     return layers
 
 
-def partition_value(f: AddFile, column: str):
-    """A file's partition value for a column (matching the column name case-insensitively)."""
+def partition_value(f: AddFile, column: str, mapping: ColumnMapping | None = None):
+    """A file's partition value for a column (matching the column name case-insensitively;
+    ``mapping``: the table's column mapping, whose log keys the values by physical names)."""
+    if mapping is not None:
+        column = mapping.physical_name(column)
     if column in f.partition_values:
         return f.partition_values[column]
     for k, v in f.partition_values.items():

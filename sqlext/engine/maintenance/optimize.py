@@ -114,7 +114,12 @@ def file_sizes(spark: SparkSession, snapshot: Snapshot) -> tuple[int, int]:
 
 
 def _partition_key(f: AddFile, pcols: list[str]) -> tuple:
-    return tuple(partition_value(f, c) for c in pcols)
+    """The file's partition: its values of ``pcols`` (a column-mapped table's log keys them by
+    physical names, which all its files share: then the values as the log keys them)."""
+    key = tuple(partition_value(f, c) for c in pcols)
+    if pcols and all(v is None for v in key) and f.partition_values:
+        return tuple(sorted((k.lower(), v) for k, v in f.partition_values.items()))
+    return key
 
 
 def plan_bins(files: list[AddFile], pcols: list[str], min_size: int, max_size: int,
@@ -159,7 +164,7 @@ def _selected_files(spark: SparkSession, log: DeltaLog, snapshot: Snapshot,
             f"table {log.name}, version {snapshot.version}: OPTIMIZE WHERE may refer to partition "
             f"columns only ({pcols or 'the table has none'}); {cond.sql!r} refers to {others}. "
             "The table is unchanged.")
-    candidates = (Pruner(cond.predicate, snapshot.schema, pcols).prune(snapshot.files)
+    candidates = (Pruner.of(cond.predicate, snapshot).prune(snapshot.files)
                   if cond.predicate is not None else snapshot.files)
     with spark_job_errors(log, snapshot, OPERATION):
         return files_matching_partition_predicate(spark, snapshot, candidates, cond.column), cond.sql
@@ -249,7 +254,8 @@ def _rewrite_bin(spark: SparkSession, log: DeltaLog, snapshot: Snapshot, files: 
     else:
         df = df.coalesce(1)
     # the rows are the table's own, already checked when they were written
-    written = write_files(spark, df, log, snapshot.partition_columns, schema, constraints=[])
+    written = write_files(spark, df, log, snapshot.partition_columns, schema, constraints=[],
+                          metadata=snapshot.metadata)
     before, after = total_records(files), total_records([w.add() for w in written])
     if before is not None and after is not None and before != after:
         raise SqlextError(f"table {log.name}, version {snapshot.version}: OPTIMIZE read {before} "

@@ -177,6 +177,11 @@ class _Merge:
 
     def run(self) -> MergeResult:
         plan, snapshot = self.plan, self.snapshot
+        if plan.schema_changed:
+            # staged before the files are written: new columns of a column-mapped table get
+            # their physical names here, and the files must use them (committed only with actions)
+            self.txn.update_metadata(dataclasses.replace(
+                snapshot.metadata, schema_string=plan.new_schema.json()))
         with spark_job_errors(self.log, snapshot, OPERATION):
             candidates = self._candidates()
             if plan.insert_only:
@@ -194,9 +199,6 @@ class _Merge:
             # delta-spark oracle in tests/deltaspark)
             self.metrics["executionTimeMs"] = self.timer.total()
             return MergeResult(None, self.metrics, self.log.name)
-        if plan.schema_changed:
-            self.txn.update_metadata(dataclasses.replace(
-                snapshot.metadata, schema_string=plan.new_schema.json()))
         self.metrics["executionTimeMs"] = self.timer.total()
         version = commit(self.spark, self.txn, actions, OPERATION, plan.parameters(),
                          self.metrics)
@@ -213,7 +215,7 @@ class _Merge:
         pcols = snapshot.partition_columns
         matchable = files
         if on.target_only is not None:
-            matchable = Pruner(on.target_only, snapshot.schema, pcols).prune(matchable)
+            matchable = Pruner.of(on.target_only, snapshot).prune(matchable)
         types = {f.name.lower(): f.dataType for f in plan.old_schema.fields}
         self.summary = summarize_source(plan.source, snapshot, matchable, on.keys, types)
         matchable = self.summary.prune(snapshot, matchable)
@@ -230,7 +232,7 @@ class _Merge:
                 either = predicates[0]
                 for p in predicates[1:]:
                     either = exp.or_(either, p)
-                selected = Pruner(either, snapshot.schema, pcols).prune(files)
+                selected = Pruner.of(either, snapshot).prune(files)
             keep = {f.path for f in matchable} | {f.path for f in selected}
             candidates = [f for f in files if f.path in keep]
         self.metrics["numTargetFilesAfterSkipping"] = len(candidates)
@@ -521,7 +523,8 @@ class _Merge:
         constraints = table_constraints(self.plan.new_schema, self.snapshot.configuration)
         written = write_files(self.spark, out, self.log, self.snapshot.partition_columns,
                               self.plan.new_schema, constraints=constraints,
-                              kind="mixed" if with_changes else "data")
+                              kind="mixed" if with_changes else "data",
+                              metadata=self.txn.metadata)
         # Spark writes an empty file for an empty output: it adds nothing to the table
         return [w for w in written if w.is_change_file or w.num_records != 0]
 

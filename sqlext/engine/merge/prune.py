@@ -36,6 +36,7 @@ from sqlext.engine.io.plain_parquet import local_parquet_files, read_columns
 from sqlext.log.actions import AddFile
 from sqlext.log.pruning import FileView, conjuncts
 from sqlext.log.snapshot import Snapshot
+from sqlext.log.column_mapping import ColumnMapping
 
 BUCKETS = 4096
 _EPOCH = _dt.date(1970, 1, 1)
@@ -240,7 +241,8 @@ class SourceSummary:
             return list(files)
         types = {f.name.lower(): f.type for f in snapshot.schema}
         pcols = {c.lower() for c in snapshot.partition_columns}
-        return [f for f in files if self._may_match(FileView(f, types, pcols))]
+        mapping = ColumnMapping.of(snapshot.metadata)
+        return [f for f in files if self._may_match(FileView(f, types, pcols, mapping))]
 
     def _may_match(self, view: FileView) -> bool:
         for k in self.keys:
@@ -271,10 +273,11 @@ def key_grid(snapshot: Snapshot, files: list[AddFile], pair: KeyPair) -> KeyGrid
         return None
     types = {f.name.lower(): f.type for f in snapshot.schema}
     pcols = {c.lower() for c in snapshot.partition_columns}
+    mapping = ColumnMapping.of(snapshot.metadata)
     low = high = None
     for f in files:
         try:
-            rng = _file_range(FileView(f, types, pcols), pair.target, pair.kind)
+            rng = _file_range(FileView(f, types, pcols, mapping), pair.target, pair.kind)
         except (TypeError, ValueError, ArithmeticError):
             continue
         if rng is None or rng == "none" or rng[1] is None:
