@@ -3,8 +3,10 @@ tables.
 
 A table needing a feature sqlext does not implement is refused with an error naming the feature:
 reading it anyway could return wrong rows, writing it could break rules other engines enforce
-(generated columns, identity columns). Deletion vectors (:mod:`sqlext.log.deletion_vectors`) and
-column mapping (:mod:`sqlext.log.column_mapping`) are read but not written yet. CHECK constraints
+(generated columns, identity columns). Deletion vectors (:mod:`sqlext.log.deletion_vectors`) are
+read and written (DELETE and UPDATE mark rows when ``delta.enableDeletionVectors`` is true; MERGE
+refuses such tables, ``sqlext.engine.dml.command.refuse_deletion_vectors``); column mapping
+(:mod:`sqlext.log.column_mapping`) is read but not written yet. CHECK constraints
 and column invariants (NOT NULL, ``delta.invariants``) are implemented: every write checks them
 (``sqlext.engine.constraints``).
 
@@ -31,7 +33,7 @@ SUPPORTED_READER_FEATURES = {"timestampNtz", "vacuumProtocolCheck", "deletionVec
                              "typeWidening-preview", "variantType", "variantType-preview"}
 SUPPORTED_WRITER_FEATURES = {"appendOnly", "changeDataFeed", "timestampNtz", "vacuumProtocolCheck",
                              "inCommitTimestamp", "invariants", "checkConstraints",
-                             "domainMetadata", "v2Checkpoint"}
+                             "domainMetadata", "v2Checkpoint", "deletionVectors"}
 
 _LEGACY_WRITER_FEATURES = {
     2: {"appendOnly", "invariants"},
@@ -44,11 +46,10 @@ _LEGACY_WRITER_FEATURES = {
 }
 
 _FEATURE_ADVICE = {
-    "deletionVectors": "sqlext reads tables with deletion vectors but does not write them yet: "
-                       "write with delta-spark, or rewrite the table without deletion vectors "
-                       "(delta-spark: REORG TABLE ... APPLY (PURGE), then ALTER TABLE ... SET "
-                       "TBLPROPERTIES ('delta.enableDeletionVectors'=false) and ALTER TABLE ... "
-                       "DROP FEATURE deletionVectors)",
+    "deletionVectors": "sqlext writes deletion vectors with DELETE and UPDATE but not yet with "
+                       "this operation: run it with delta-spark, or rewrite the table without "
+                       "deletion vectors (REORG TABLE ... APPLY (PURGE), then ALTER TABLE ... SET "
+                       "TBLPROPERTIES ('delta.enableDeletionVectors'=false))",
     "columnMapping": "sqlext reads tables with column mapping (delta.columnMapping.mode name or "
                      "id) but does not write them yet: write with delta-spark, or copy the rows "
                      "to a table without column mapping",
@@ -89,7 +90,7 @@ def unsupported_writer_features(protocol: Protocol, metadata: Metadata | None) -
 
 def _feature_in_use(feature: str, metadata: Metadata | None, listed: bool) -> bool:
     """Legacy protocol versions enable features implicitly; they matter only when used."""
-    if listed:
+    if listed and feature not in ("generatedColumns", "identityColumns"):
         return not (feature == "columnMapping" and not _column_mapping_active(metadata))
     if metadata is None:
         return False
@@ -140,13 +141,23 @@ def _configured_features(configuration: dict[str, str]) -> set[str]:
         features.add("changeDataFeed")
     if any(k.lower().startswith("delta.constraints.") for k in configuration):
         features.add("checkConstraints")
+    if str(configuration.get("delta.enableDeletionVectors", "false")).lower() == "true":
+        features.add("deletionVectors")
     return features
+
+
+# features that need a table-features protocol (reader 3 / writer 7) and are reader features too
+_READER_WRITER_FEATURES = {"deletionVectors"}
 
 
 def protocol_for_new_table(configuration: dict[str, str]) -> Protocol:
     """The protocol sqlext writes for a new table: 1/4 with the change feed, 1/3 with CHECK
-    constraints, 1/2 otherwise."""
+    constraints, 1/2 otherwise; 3/7 listing the features (and appendOnly, invariants) with
+    deletion vectors."""
     needed = _configured_features(configuration)
+    if needed & _READER_WRITER_FEATURES:
+        return Protocol(3, 7, sorted(needed & _READER_WRITER_FEATURES),
+                        sorted(needed | {"appendOnly", "invariants"}))
     return Protocol(1, max([2] + [_LEGACY_VERSION_OF[f] for f in needed]))
 
 
@@ -161,18 +172,35 @@ def upgrade_for_features(protocol: Protocol, features: set[str]) -> Protocol | N
 
     As delta-spark: a table-features protocol (writer 7) lists the feature; a legacy protocol
     moves up to the lowest legacy writer version that has it (e.g. 2 to 3 for
-    ``checkConstraints``)."""
+    ``checkConstraints``). ``deletionVectors`` needs reader 3 / writer 7: a legacy protocol
+    becomes a table-features one listing the features its versions implied."""
+    readers = features & _READER_WRITER_FEATURES
     if protocol.min_writer_version == 7:
         missing = features - set(protocol.writer_features or [])
-        if not missing:
+        missing_readers = readers - set(protocol.reader_features or [])
+        if not missing and not (missing_readers and protocol.min_reader_version == 3):
             return None
+        if protocol.min_reader_version == 3:
+            return Protocol(3, 7, sorted(set(protocol.reader_features or []) | readers),
+                            sorted(set(protocol.writer_features or []) | missing))
+        if readers:
+            return _table_features_protocol(protocol, features)
         return Protocol(protocol.min_reader_version, 7, protocol.reader_features,
                         sorted(set(protocol.writer_features or []) | missing))
+    if readers:
+        return _table_features_protocol(protocol, features)
     wanted = max([protocol.min_writer_version] + [_LEGACY_VERSION_OF[f] for f in features])
     if wanted == protocol.min_writer_version:
         return None
     return Protocol(protocol.min_reader_version, wanted, protocol.reader_features,
                     protocol.writer_features)
+
+
+def _table_features_protocol(protocol: Protocol, features: set[str]) -> Protocol:
+    """Reader 3 / writer 7 with ``features`` and every feature ``protocol`` supports."""
+    supported = set(table_features(protocol)) | features
+    readers = (supported & _READER_WRITER_FEATURES) | ({"columnMapping"} & supported)
+    return Protocol(3, 7, sorted(readers), sorted(supported))
 
 
 def table_features(protocol: Protocol) -> list[str]:

@@ -70,8 +70,8 @@ def shallow_clone(spark: SparkSession, source: CloneSource, target: TableRef,
         # could not write: refused like any write to such a table
         raise UnsupportedTableFeatureError(
             f"CLONE {source.label} (version {src.version}): the source table has the Delta "
-            "table feature deletionVectors; sqlext reads tables with deletion vectors but does "
-            f"not write them yet, so it cannot clone it into {target.display}. Clone it with "
+            "table feature deletionVectors; sqlext reads and changes tables with deletion vectors "
+            f"but does not clone them yet, so it cannot clone it into {target.display}. Clone it with "
             "delta-spark, or copy its rows (CREATE TABLE ... AS SELECT)")
     if _same_location(source.ref.location, target.location):
         raise AnalysisException(f"CLONE {source.label}: the target {target.display} is the source "

@@ -35,7 +35,8 @@ from sqlglot import exp
 
 from sqlext.engine.commit import commit
 from sqlext.engine.constraints import table_constraints
-from sqlext.engine.dml.command import Timer, begin, removes, spark_job_errors
+from sqlext.engine.dml.command import (Timer, begin, refuse_deletion_vectors, removes,
+                                       spark_job_errors)
 from sqlext.engine.io.files import CHANGE_TYPE, WrittenFile, write_files
 from sqlext.engine.merge.clauses import MATCHED, NOT_MATCHED, NOT_MATCHED_BY_SOURCE, Clause
 from sqlext.engine.merge.plan import (CLAUSE, COPY, DELETE, INSERT, KIND, OPERATION,
@@ -161,6 +162,7 @@ class _Merge:
         self.timer = Timer()
         removes_data = any(c.kind != NOT_MATCHED for c in clauses)
         self.txn, self.snapshot = begin(log, txn, OPERATION, removes_data=removes_data)
+        refuse_deletion_vectors(log, self.snapshot, OPERATION)
         with spark_job_errors(log, self.snapshot, OPERATION):
             source = materialized_source(source)
         try:
