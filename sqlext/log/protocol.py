@@ -4,9 +4,9 @@ tables.
 A table needing a feature sqlext does not implement is refused with an error naming the feature:
 reading it anyway could return wrong rows, writing it could break rules other engines enforce
 (generated columns, identity columns). Deletion vectors (:mod:`sqlext.log.deletion_vectors`) are
-read and written (DELETE and UPDATE mark rows when ``delta.enableDeletionVectors`` is true; MERGE
-refuses such tables, ``sqlext.engine.dml.command.refuse_deletion_vectors``); column mapping
-(:mod:`sqlext.log.column_mapping`) is read but not written yet. CHECK constraints
+read and written (DELETE, UPDATE and MERGE mark rows when ``delta.enableDeletionVectors`` is
+true: ``sqlext.engine.dml.marking``); column mapping (:mod:`sqlext.log.column_mapping`) is read
+but not written yet. CHECK constraints
 and column invariants (NOT NULL, ``delta.invariants``) are implemented: every write checks them
 (``sqlext.engine.constraints``).
 
@@ -46,10 +46,6 @@ _LEGACY_WRITER_FEATURES = {
 }
 
 _FEATURE_ADVICE = {
-    "deletionVectors": "sqlext writes deletion vectors with DELETE and UPDATE but not yet with "
-                       "this operation: run it with delta-spark, or rewrite the table without "
-                       "deletion vectors (REORG TABLE ... APPLY (PURGE), then ALTER TABLE ... SET "
-                       "TBLPROPERTIES ('delta.enableDeletionVectors'=false))",
     "columnMapping": "sqlext reads tables with column mapping (delta.columnMapping.mode name or "
                      "id) but does not write them yet: write with delta-spark, or copy the rows "
                      "to a table without column mapping",

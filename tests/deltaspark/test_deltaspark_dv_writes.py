@@ -1,5 +1,5 @@
-"""Deletion vectors sqlext writes, read by delta-spark 4.4: a table sqlext changed with DELETE
-and UPDATE (vectors marked, unioned, a file emptied) reads the same in delta-spark, sqlext and
+"""Deletion vectors sqlext writes, read by delta-spark 4.4: a table sqlext changed with DELETE,
+UPDATE and MERGE (vectors marked, unioned, a file emptied) reads the same in delta-spark, sqlext and
 DuckDB at every version, change feed (delta-spark's table_changes) included; and a table
 delta-spark wrote with deletion vectors, changed by sqlext, reads back in delta-spark and takes
 delta-spark's next DELETE."""
@@ -38,12 +38,18 @@ def test_sqlext_deletion_vectors_read_the_same_in_delta_spark(spark, delta_spark
         f"DELETE FROM {name} WHERE id % 11 = 0",                                        # v4
         f"DELETE FROM {name} WHERE p = '1' OR id < 10",          # v5: p=1 emptied (no vector)
         f"INSERT INTO {name} VALUES (5000, 'late', '1')",                               # v6
+        f"MERGE INTO {name} t USING (SELECT id, CAST(id % 2 AS STRING) AS p "
+        "FROM range(980, 1020)) s ON t.id = s.id "
+        "WHEN MATCHED AND s.id % 3 = 0 THEN DELETE "
+        "WHEN MATCHED THEN UPDATE SET v = 'merged' "
+        "WHEN NOT MATCHED THEN INSERT (id, v, p) VALUES (s.id, 'new', s.p)",            # v7
     ]
     for s in statements:
         sqlext.sql(spark, s)
     assert any("deletionVector" in a.get("add", {}) for a in _commit(path, 4))
     assert any("deletionVector" in a.get("remove", {}) for a in _commit(path, 4))
-    versions = list(range(7))
+    assert any("deletionVector" in a.get("add", {}) for a in _commit(path, 7))
+    versions = list(range(8))
     ds_versions, ds_changes = delta_spark.batch(
         [("read_versions", {"path": str(path), "versions": versions}),
          ("changes", {"path": str(path), "start": 1})], check=True)

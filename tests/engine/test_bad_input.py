@@ -93,22 +93,18 @@ def _require_reader_feature(path, feature: str) -> None:
     first.write_text("\n".join(json.dumps(a) for a in lines) + "\n")
 
 
-def test_deletion_vectors_feature_reads_and_writes_but_merge_is_refused(spark, table):
+def test_deletion_vectors_feature_without_the_property_rewrites_files(spark, table):
     """A table whose protocol lists deletionVectors (property off, none in use) reads and
-    takes appends and DELETE (rewriting files) as before; MERGE, which does not write deletion
-    vectors yet, is refused before any file is written."""
+    takes appends, DELETE and MERGE as before: files are rewritten, no vector is written."""
     _require_reader_feature(table, "deletionVectors")
     assert sorted(r.id for r in sqlext.read(spark, str(table)).collect()) == [1, 2]
     sqlext.write(spark.createDataFrame([(3, "z", "c")], ROWS_DDL), str(table))
     sqlext.DeltaTable.forPath(spark, str(table)).delete("id = 1")
-    assert sorted(r.id for r in sqlext.read(spark, str(table)).collect()) == [2, 3]
-    before = table_state(table, rows=False)
     source = spark.createDataFrame([(3, "z", "c")], ROWS_DDL).alias("s")
-    with pytest.raises(UnsupportedTableFeatureError, match="deletionVectors") as raised:
-        sqlext.DeltaTable.forPath(spark, str(table)).alias("t").merge(
-            source, "t.id = s.id").whenMatchedDelete().execute()
-    assert str(table) in str(raised.value) and "MERGE" in str(raised.value)
-    assert table_state(table, rows=False) == before
+    sqlext.DeltaTable.forPath(spark, str(table)).alias("t").merge(
+        source, "t.id = s.id").whenMatchedDelete().execute()
+    assert sorted(r.id for r in sqlext.read(spark, str(table)).collect()) == [2]
+    assert not list(table.glob("deletion_vector_*.bin"))
 
 
 @pytest.mark.parametrize("feature", ["someFutureFeature"])

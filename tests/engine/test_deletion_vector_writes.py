@@ -1,8 +1,8 @@
-"""sqlext writes deletion vectors: on a table with ``delta.enableDeletionVectors=true`` DELETE
-and UPDATE mark rows instead of rewriting files (one deletion vector file per commit, the data
-file's path stays live with a vector), and the table reads the same in sqlext, DuckDB and
-delta-rs at every version, change feed included. MERGE is refused; OPTIMIZE, REORG ... APPLY
-(PURGE), VACUUM and RESTORE handle the vectors; two concurrent DELETEs of one file conflict."""
+"""sqlext writes deletion vectors: on a table with ``delta.enableDeletionVectors=true`` DELETE,
+UPDATE and MERGE mark rows instead of rewriting files (one deletion vector file per commit, the
+data file's path stays live with a vector), and the table reads the same in sqlext, DuckDB and
+delta-rs at every version, change feed included. OPTIMIZE, REORG ... APPLY (PURGE), VACUUM and
+RESTORE handle the vectors; two concurrent DELETEs of one file conflict."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import pytest
 
 import sqlext
 from sqlext.engine.dml.delete import delete
-from sqlext.errors import ConcurrentModificationException, UnsupportedTableFeatureError
+from sqlext.errors import ConcurrentModificationException
 from sqlext.log.actions import Protocol
 from sqlext.log.protocol import protocol_for_new_table, upgrade_for_features
 from sqlext.log.table import DeltaLog
@@ -167,15 +167,37 @@ def test_update_marks_old_rows_and_writes_new_ones(spark, table_path):
     assert deltalake_cdf(table_path, 2, 2).num_rows == 20
 
 
-def test_merge_is_refused_and_leaves_the_table_unchanged(spark, table_path):
-    name = _make(spark, table_path, cdf=False)
-    state = table_state(table_path)
-    source = spark.createDataFrame([(1, "x", "a")], "id BIGINT, v STRING, p STRING")
+def test_merge_marks_matched_rows_and_writes_updates_and_inserts(spark, table_path):
+    name = _make(spark, table_path)
+    before = _expected()
+    live = {f.path for f in DeltaLog(str(table_path)).snapshot().files}
+    source = spark.range(990, 1010).union(spark.range(0, 5)).selectExpr(
+        "id", "concat('s', id) AS v", "'c' AS p")
     source.createOrReplaceTempView("dv_merge_source")
-    with pytest.raises(UnsupportedTableFeatureError, match="deletionVectors.*MERGE"):
-        sqlext.sql(spark, f"MERGE INTO {name} t USING dv_merge_source s ON t.id = s.id "
-                          "WHEN MATCHED THEN UPDATE SET v = s.v")
-    assert table_state(table_path) == state
+    duckdb_table("dv_merge_source", source.toArrow())
+    statement = ("MERGE INTO {t} USING dv_merge_source s ON {t}.id = s.id "
+                 "WHEN MATCHED AND s.id % 3 = 0 THEN DELETE "
+                 "WHEN MATCHED THEN UPDATE SET v = s.v "
+                 "WHEN NOT MATCHED THEN INSERT (id, v, p) VALUES (s.id, s.v, s.p)")
+    sqlext.sql(spark, statement.format(t=name).replace(f"{name}.id", "t.id").replace(
+        f"INTO {name} USING", f"INTO {name} t USING"))
+    duckdb_query(statement.format(t="expected"))
+    adds = _actions(table_path, 2, "add")
+    marked = [a for a in adds if "deletionVector" in a]
+    assert {a["path"] for a in marked} == live                  # both files stay, with vectors
+    assert sum(a["deletionVector"]["cardinality"] for a in marked) == 15
+    new = [a for a in adds if "deletionVector" not in a]
+    assert sum(json.loads(a["stats"])["numRecords"] for a in new) == 9 + 10   # updated, inserted
+    m = _metrics(table_path, 2)
+    assert (m["numTargetRowsUpdated"], m["numTargetRowsDeleted"], m["numTargetRowsInserted"],
+            m["numTargetRowsCopied"], m["numTargetFilesRemoved"],
+            m["numTargetDeletionVectorsAdded"]) == (9, 6, 10, 0, 0, 2)
+    _assert_readers(spark, table_path, {1: before, 2: _expected()})
+    feed = sqlext.changes(spark, str(table_path), startingVersion=2, endingVersion=2)
+    kinds = sorted(r._change_type for r in feed.collect())
+    assert kinds == (["delete"] * 6 + ["insert"] * 10 + ["update_postimage"] * 9
+                     + ["update_preimage"] * 9)
+    assert deltalake_cdf(table_path, 2, 2).num_rows == 34
 
 
 def test_protocol_upgrade_and_session_default(spark, tmp_path):

@@ -16,8 +16,7 @@ from pyspark.sql import functions as F
 from sqlext.engine import commit as commit_assembly   # this module's commit() wraps it
 from sqlext.engine import spark_jobs
 from sqlext.engine.schemas import spark_schema
-from sqlext.errors import (TableNotFoundError, UnsupportedOperationError,
-                           UnsupportedTableFeatureError)
+from sqlext.errors import TableNotFoundError, UnsupportedOperationError
 from sqlext.log.protocol import check_readable, check_writable
 from sqlext.log.snapshot import Snapshot
 from sqlext.log.table import DeltaLog
@@ -65,20 +64,6 @@ def begin(log: DeltaLog, txn: Transaction | None, operation: str,
             f"(delta.appendOnly=true): {operation} would remove data. Set "
             "delta.appendOnly=false to allow it. The table is unchanged.")
     return txn, snapshot
-
-
-def refuse_deletion_vectors(log: DeltaLog, snapshot: Snapshot, operation: str) -> None:
-    """Raise :class:`UnsupportedTableFeatureError` for a statement that does not write deletion
-    vectors yet (MERGE) on a table with the deletionVectors feature: refused, never a table
-    written half the way delta-spark would."""
-    if "deletionVectors" in (snapshot.protocol.writer_features or []):
-        raise UnsupportedTableFeatureError(
-            f"cannot {operation} table {log.name} at version {snapshot.version}: it has the Delta "
-            "table feature deletionVectors, and sqlext writes deletion vectors with DELETE and "
-            f"UPDATE but not yet with {operation}. Run the {operation} with delta-spark, or "
-            "rewrite the table without deletion vectors (REORG TABLE ... APPLY (PURGE), ALTER "
-            "TABLE ... SET TBLPROPERTIES ('delta.enableDeletionVectors'=false) and delta-spark's "
-            "ALTER TABLE ... DROP FEATURE deletionVectors). The table is unchanged.")
 
 
 @contextlib.contextmanager
