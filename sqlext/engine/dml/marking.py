@@ -18,7 +18,7 @@ import contextlib
 import json
 from dataclasses import dataclass, field
 
-from pyspark.sql import Column, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from sqlext.engine.dml.rewrite import discard
@@ -75,21 +75,26 @@ def matching_rows(spark: SparkSession, log: DeltaLog, snapshot: Snapshot,
     """``{action path: numpy array of row indexes}`` of the live rows of ``candidates`` where
     ``condition`` is true (files without such rows absent). One Spark job; the pairs come back
     through Arrow."""
-    import numpy as np
-
     if not candidates:
         return {}
     df = scan(spark, log, snapshot, candidates, with_file_column=True, with_row_index=True)
     df = df.alias(alias) if alias else df
     hits = df.filter(condition.eqNullSafe(F.lit(True))).select(FILE_COLUMN, ROW_INDEX_COLUMN)
-    table = hits.toArrow()
+    return rows_by_file(hits, FILE_COLUMN, ROW_INDEX_COLUMN)
+
+
+def rows_by_file(pairs: DataFrame, file_column: str, row_column: str) -> dict:
+    """``{file: numpy array of row indexes}`` of a DataFrame of (file, row index) pairs,
+    brought to the driver through Arrow (one Spark job)."""
+    import numpy as np
+
+    table = pairs.select(file_column, row_column).toArrow()
     if table.num_rows == 0:
         return {}
-    grouped = table.group_by(FILE_COLUMN).aggregate([(ROW_INDEX_COLUMN, "list")])
-    paths = grouped.column(FILE_COLUMN).to_pylist()
-    lists = grouped.column(f"{ROW_INDEX_COLUMN}_list")
+    grouped = table.group_by(file_column).aggregate([(row_column, "list")])
+    lists = grouped.column(f"{row_column}_list")
     return {path: np.asarray(lists[i].values.to_numpy(), dtype=np.int64)
-            for i, path in enumerate(paths)}
+            for i, path in enumerate(grouped.column(file_column).to_pylist())}
 
 
 def mark_rows(log: DeltaLog, files: list[AddFile], rows_by_path: dict) -> Marking:

@@ -42,7 +42,7 @@ from sqlext.engine.commit import commit
 from sqlext.engine.constraints import table_constraints
 from sqlext.engine.dml.command import Timer, begin, removes, spark_job_errors
 from sqlext.engine.dml.marking import (Marking, discarded_on_failure, mark_rows,
-                                       uses_deletion_vectors)
+                                       rows_by_file, uses_deletion_vectors)
 from sqlext.engine.io.files import CHANGE_TYPE, WrittenFile, write_files
 from sqlext.engine.merge.clauses import MATCHED, NOT_MATCHED, NOT_MATCHED_BY_SOURCE, Clause
 from sqlext.engine.merge.plan import (CLAUSE, COPY, DELETE, INSERT, KIND, OPERATION,
@@ -482,18 +482,9 @@ class _Merge:
         """Merge-on-read: mark the target rows updated or deleted in deletion vectors (one Spark
         job brings their file and row index back) and return the rows left to write: all but
         the copied ones, which stay in their files."""
-        import numpy as np
-
         kind = F.col(KIND)
-        hits = rows.filter(F.col(_FILE).isNotNull() & kind.isin(UPDATE, DELETE)).select(
-            _FILE, _ROW_INDEX).toArrow()
-        by_path: dict[str, np.ndarray] = {}
-        if hits.num_rows:
-            grouped = hits.group_by(_FILE).aggregate([(_ROW_INDEX, "list")])
-            lists = grouped.column(f"{_ROW_INDEX}_list")
-            by_path = {path: np.asarray(lists[i].values.to_numpy(), dtype=np.int64)
-                       for i, path in enumerate(grouped.column(_FILE).to_pylist())}
-        self._marking = mark_rows(self.log, rewrite, by_path)
+        hits = rows.filter(F.col(_FILE).isNotNull() & kind.isin(UPDATE, DELETE))
+        self._marking = mark_rows(self.log, rewrite, rows_by_file(hits, _FILE, _ROW_INDEX))
         return rows.filter(kind.isNull() | (kind != COPY))
 
     def _rewrite_one(self, f: AddFile
