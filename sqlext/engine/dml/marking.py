@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from sqlext.engine.dml.rewrite import discard
+from sqlext.engine.dml.rewrite import discard, total_records
 from sqlext.engine.io.scan import FILE_COLUMN, ROW_INDEX_COLUMN, scan
 from sqlext.log.actions import AddFile
 from sqlext.log.deletion_vectors import (DeletionVectorDescriptor, RoaringBitmapArray,
@@ -77,18 +77,36 @@ def matching_rows(spark: SparkSession, log: DeltaLog, snapshot: Snapshot,
     through Arrow."""
     if not candidates:
         return {}
-    df = scan(spark, log, snapshot, candidates, with_file_column=True, with_row_index=True)
+    # one file (a narrow condition): no per-file column to join in, every row is the file's
+    one = len(candidates) == 1
+    df = scan(spark, log, snapshot, candidates, with_file_column=not one, with_row_index=True)
     df = df.alias(alias) if alias else df
-    hits = df.filter(condition.eqNullSafe(F.lit(True))).select(FILE_COLUMN, ROW_INDEX_COLUMN)
-    return rows_by_file(hits, FILE_COLUMN, ROW_INDEX_COLUMN)
+    hits = df.filter(condition.eqNullSafe(F.lit(True)))
+    file = F.lit(candidates[0].path).alias(FILE_COLUMN) if one else F.col(FILE_COLUMN)
+    return rows_by_file(hits.select(file, ROW_INDEX_COLUMN), FILE_COLUMN, ROW_INDEX_COLUMN,
+                        total_records(candidates))
 
 
-def rows_by_file(pairs: DataFrame, file_column: str, row_column: str) -> dict:
+# below this many candidate rows, pairs come back by collect(): Arrow's set-up costs more than
+# it saves on a few rows
+_COLLECT_BELOW = 200_000
+
+
+def rows_by_file(pairs: DataFrame, file_column: str, row_column: str,
+                 at_most: int | None = None) -> dict:
     """``{file: numpy array of row indexes}`` of a DataFrame of (file, row index) pairs,
-    brought to the driver through Arrow (one Spark job)."""
+    brought to the driver in one Spark job: through Arrow, or by ``collect()`` when there are
+    ``at_most`` (an upper bound, when known) fewer than 200,000 of them."""
     import numpy as np
+    import pyarrow as pa
 
-    table = pairs.select(file_column, row_column).toArrow()
+    pairs = pairs.select(file_column, row_column)
+    if at_most is not None and at_most < _COLLECT_BELOW:
+        rows = pairs.collect()
+        table = pa.table({file_column: pa.array([r[0] for r in rows], pa.string()),
+                          row_column: pa.array([r[1] for r in rows], pa.int64())})
+    else:
+        table = pairs.toArrow()
     if table.num_rows == 0:
         return {}
     grouped = table.group_by(file_column).aggregate([(row_column, "list")])
