@@ -89,7 +89,7 @@ def _feature_in_use(feature: str, metadata: Metadata | None, listed: bool) -> bo
     if listed and feature not in ("generatedColumns", "identityColumns"):
         return not (feature == "columnMapping" and not _column_mapping_active(metadata))
     if metadata is None:
-        return False
+        return listed     # a listed feature counts unless the schema shows it unused
     conf = metadata.configuration
     schema = metadata.schema_string
     if feature == "checkConstraints":
