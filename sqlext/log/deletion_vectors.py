@@ -227,6 +227,28 @@ class RoaringBitmapArray:
         return RoaringBitmapArray(tuple((key, bitmap - others[key] if key in others else bitmap)
                                         for key, bitmap in self.buckets))
 
+    def union(self, other: "RoaringBitmapArray | None") -> "RoaringBitmapArray":
+        """The row indexes in this set or in ``other``."""
+        if other is None:
+            return self
+        merged = {key: BitMap(bitmap) for key, bitmap in self.buckets}
+        for key, bitmap in other.buckets:
+            merged[key] = merged[key] | bitmap if key in merged else BitMap(bitmap)
+        return RoaringBitmapArray(tuple(sorted(merged.items(), key=lambda kb: kb[0])))
+
+    @classmethod
+    def from_array(cls, rows) -> "RoaringBitmapArray":
+        """The set of the row indexes of a numpy integer array (bulk :meth:`from_rows`)."""
+        import numpy as np
+
+        rows = np.asarray(rows, dtype=np.int64)
+        highs = rows >> 32
+        buckets = []
+        for key in np.unique(highs).tolist():
+            low = (rows[highs == key] & 0xFFFFFFFF).astype(np.uint32)
+            buckets.append((int(key), BitMap(low.tolist())))
+        return cls(tuple(buckets))
+
     def __len__(self) -> int:
         return sum(len(b) for _, b in self.buckets)
 
@@ -252,6 +274,20 @@ def deletion_vector_file(bitmaps: list[bytes]) -> tuple[bytes, list[int]]:
         offsets.append(len(data))
         data += struct.pack(">i", len(b)) + b + struct.pack(">I", zlib.crc32(b))
     return bytes(data), offsets
+
+
+def new_deletion_vector_file(bitmaps: list[RoaringBitmapArray]
+                             ) -> tuple[str, bytes, list[DeletionVectorDescriptor]]:
+    """A new deletion vector file holding ``bitmaps``, as delta-spark writes one per commit: its
+    path relative to the table (``deletion_vector_<uuid>.bin`` at the root), its bytes, and the
+    ``u`` descriptor of each bitmap (``offset``, ``sizeInBytes``, ``cardinality``)."""
+    file_uuid = uuid.uuid4()
+    serialized = [b.serialize() for b in bitmaps]
+    data, offsets = deletion_vector_file(serialized)
+    encoded = z85_encode(file_uuid.bytes)
+    descriptors = [DeletionVectorDescriptor("u", encoded, len(ser), len(b), offset)
+                   for b, ser, offset in zip(bitmaps, serialized, offsets)]
+    return f"deletion_vector_{file_uuid}.bin", data, descriptors
 
 
 def stored_bitmap_bytes(file_bytes: bytes, offset: int | None, size_in_bytes: int,

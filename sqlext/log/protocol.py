@@ -4,7 +4,8 @@ tables.
 A table needing a feature sqlext does not implement is refused with an error naming the feature:
 reading it anyway could return wrong rows, writing it could break rules other engines enforce
 (generated columns, identity columns). Deletion vectors (:mod:`sqlext.log.deletion_vectors`) are
-read but not written yet. Column mapping (:mod:`sqlext.log.column_mapping`) is read in ``name``
+read and written (DELETE, UPDATE and MERGE mark rows when ``delta.enableDeletionVectors`` is
+true: ``sqlext.engine.dml.marking``). Column mapping (:mod:`sqlext.log.column_mapping`) is read in ``name``
 and ``id`` modes and written in ``name`` mode (``id`` mode tables are refused for writes); setting
 ``delta.columnMapping.mode`` upgrades the protocol as delta-spark does. CHECK constraints
 and column invariants (NOT NULL, ``delta.invariants``) are implemented: every write checks them
@@ -33,7 +34,8 @@ SUPPORTED_READER_FEATURES = {"timestampNtz", "vacuumProtocolCheck", "deletionVec
                              "typeWidening-preview", "variantType", "variantType-preview"}
 SUPPORTED_WRITER_FEATURES = {"appendOnly", "changeDataFeed", "timestampNtz", "vacuumProtocolCheck",
                              "inCommitTimestamp", "invariants", "checkConstraints",
-                             "domainMetadata", "v2Checkpoint", "columnMapping"}
+                             "domainMetadata", "v2Checkpoint", "columnMapping",
+                             "deletionVectors"}
 
 _LEGACY_WRITER_FEATURES = {
     2: {"appendOnly", "invariants"},
@@ -46,11 +48,6 @@ _LEGACY_WRITER_FEATURES = {
 }
 
 _FEATURE_ADVICE = {
-    "deletionVectors": "sqlext reads tables with deletion vectors but does not write them yet: "
-                       "write with delta-spark, or rewrite the table without deletion vectors "
-                       "(delta-spark: REORG TABLE ... APPLY (PURGE), then ALTER TABLE ... SET "
-                       "TBLPROPERTIES ('delta.enableDeletionVectors'=false) and ALTER TABLE ... "
-                       "DROP FEATURE deletionVectors)",
     "columnMapping (mode id)": "sqlext reads tables with column mapping in 'id' mode but "
                                "writes column mapping in 'name' mode only: write with "
                                "delta-spark, or copy the rows to a table with "
@@ -94,10 +91,10 @@ def unsupported_writer_features(protocol: Protocol, metadata: Metadata | None) -
 
 def _feature_in_use(feature: str, metadata: Metadata | None, listed: bool) -> bool:
     """Legacy protocol versions enable features implicitly; they matter only when used."""
-    if listed:
+    if listed and feature not in ("generatedColumns", "identityColumns"):
         return not (feature == "columnMapping" and not _column_mapping_active(metadata))
     if metadata is None:
-        return False
+        return listed     # a listed feature counts unless the schema shows it unused
     conf = metadata.configuration
     schema = metadata.schema_string
     if feature == "checkConstraints":
@@ -150,7 +147,13 @@ def _configured_features(configuration: dict[str, str]) -> set[str]:
         features.add("checkConstraints")
     if _column_mapping_active_conf(configuration):
         features.add("columnMapping")
+    if str(configuration.get("delta.enableDeletionVectors", "false")).lower() == "true":
+        features.add("deletionVectors")
     return features
+
+
+# features that need a table-features protocol (reader 3 / writer 7) and are reader features too
+_READER_WRITER_FEATURES = {"deletionVectors"}
 
 
 def _column_mapping_active_conf(configuration: dict[str, str]) -> bool:
@@ -164,8 +167,11 @@ def _reader_version(features: set[str]) -> int:
 
 def protocol_for_new_table(configuration: dict[str, str]) -> Protocol:
     """The protocol sqlext writes for a new table: 2/5 with column mapping, 1/4 with the change
-    feed, 1/3 with CHECK constraints, 1/2 otherwise."""
+    feed, 1/3 with CHECK constraints, 1/2 otherwise; 3/7 listing the features (and appendOnly,
+    invariants) with deletion vectors."""
     needed = _configured_features(configuration)
+    if needed & _READER_WRITER_FEATURES:
+        return _table_features_protocol(Protocol(1, 2), needed)
     return Protocol(_reader_version(needed), max([2] + [_LEGACY_VERSION_OF[f] for f in needed]))
 
 
@@ -182,13 +188,18 @@ def upgrade_for_features(protocol: Protocol, features: set[str]) -> Protocol | N
     As delta-spark: a table-features protocol (writer 7) lists the feature (``columnMapping``
     also raises the reader version to 2, or is listed as a reader feature of a reader-3
     protocol); a legacy protocol moves up to the lowest legacy versions that have it (e.g.
-    writer 2 to 3 for ``checkConstraints``, reader 2 / writer 5 for ``columnMapping``)."""
+    writer 2 to 3 for ``checkConstraints``, reader 2 / writer 5 for ``columnMapping``).
+    ``deletionVectors`` needs reader 3 / writer 7: a protocol below that becomes a
+    table-features one listing the features its versions implied."""
+    if features & _READER_WRITER_FEATURES and protocol.min_reader_version < 3:
+        return _table_features_protocol(protocol, features)
     reader = max(protocol.min_reader_version, _reader_version(features))
     if protocol.min_writer_version == 7:
         missing = features - set(protocol.writer_features or [])
         reader_features = protocol.reader_features
         if reader == 3:
-            needs = {f for f in features if f in _LEGACY_READER_VERSION_OF}
+            needs = {f for f in features
+                     if f in _LEGACY_READER_VERSION_OF or f in _READER_WRITER_FEATURES}
             if needs - set(reader_features or []):
                 reader_features = sorted(set(reader_features or []) | needs)
         if not missing and reader == protocol.min_reader_version \
@@ -211,3 +222,10 @@ def table_features(protocol: Protocol) -> list[str]:
     if protocol.min_reader_version == 2:
         features.add("columnMapping")
     return sorted(features)
+
+
+def _table_features_protocol(protocol: Protocol, features: set[str]) -> Protocol:
+    """Reader 3 / writer 7 with ``features`` and every feature ``protocol`` supports."""
+    supported = set(table_features(protocol)) | features
+    readers = (supported & _READER_WRITER_FEATURES) | ({"columnMapping"} & supported)
+    return Protocol(3, 7, sorted(readers), sorted(supported))

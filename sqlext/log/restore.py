@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from sqlext.errors import (DeltaFileNotFoundError, SqlextError, TableNotFoundError,
                            UnsupportedOperationError, VersionNotFoundException)
 from sqlext.log.actions import AddFile, Protocol
+from sqlext.log.deletion_vectors import unique_id
 from sqlext.log.protocol import check_readable, check_writable
 from sqlext.log.storage import is_local
 from sqlext.log.table import DeltaLog
@@ -61,6 +62,10 @@ def _missing(log: DeltaLog, files: list[AddFile]) -> list[AddFile]:
     return [f for f in files if not log.store.exists(log.data_path(f.path))]
 
 
+def _same_vector(a, b) -> bool:
+    return unique_id(a.deletion_vector) == unique_id(b.deletion_vector)
+
+
 def restore_table(log: DeltaLog, version: int | None = None, timestamp_ms: int | None = None,
                   *, timestamp_text: str | None = None, ignore_missing_files: bool = False,
                   engine_info: str = ENGINE_INFO,
@@ -92,9 +97,12 @@ def restore_table(log: DeltaLog, version: int | None = None, timestamp_ms: int |
     check_readable(log.name, target.version, target.protocol, target.metadata)
 
     current, wanted = latest.files_by_path, target.files_by_path     # keyed by decoded path
+    # a file is the same logical file only with the same deletion vector (a later DELETE may
+    # have replaced it): otherwise its current (path, vector) goes and the target's comes back
     to_add = [dataclasses.replace(f, data_change=True) for p, f in wanted.items()
-              if p not in current]
-    to_remove = [f for p, f in current.items() if p not in wanted]
+              if p not in current or not _same_vector(current[p], f)]
+    to_remove = [f for p, f in current.items()
+                 if p not in wanted or not _same_vector(wanted[p], f)]
     missing = _missing(log, to_add)
     if missing and not ignore_missing_files:
         shown = ", ".join(f.path for f in missing[:5])

@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 
 from sqlext.errors import UnsupportedOperationError, VersionNotFoundException
 from sqlext.log.actions import AddCDCFile, AddFile, RemoveFile, decode_path
+from sqlext.log.deletion_vectors import DeletionVectorDescriptor
 from sqlext.log.layout import CHANGE_DATA_DIR, LOG_DIR, STAGING_DIR, written_by_delta_writer
 from sqlext.log.protocol import check_readable, check_writable
 from sqlext.log.retention import deleted_file_retention_ms
@@ -108,15 +109,20 @@ def referenced_files(log_: DeltaLog, snapshot: Snapshot, cutoff_ms: int) -> set[
     keep: set[str] = set()
     root = log_.location
     for f in snapshot.files_by_path.values():
-        rel = _relative(log_, f.path, root)
-        if rel is not None:
-            keep.add(rel)
+        keep.update(_action_files(log_, f.path, f.deletion_vector, root))
     for r in snapshot.tombstones.values():
         if r.deletion_timestamp is None or r.deletion_timestamp >= cutoff_ms:
-            rel = _relative(log_, r.path, root)
-            if rel is not None:
-                keep.add(rel)
+            keep.update(_action_files(log_, r.path, r.deletion_vector, root))
     return keep
+
+
+def _action_files(log_: DeltaLog, path: str, deletion_vector: dict | None, root: str) -> list[str]:
+    """The files an action needs, relative to the table: its data file and the file of its
+    deletion vector (``u`` descriptors: a file under the table)."""
+    out = [_relative(log_, path, root)]
+    if deletion_vector and deletion_vector.get("storageType") == "u":
+        out.append(DeletionVectorDescriptor.from_dict(deletion_vector).relative_path())
+    return [rel for rel in out if rel is not None]
 
 
 # --- listing ------------------------------------------------------------------------------------

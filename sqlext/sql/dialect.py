@@ -69,6 +69,7 @@ class Sqlext(Spark):
         WORD_STATEMENT_PARSERS = {
             "VACUUM": lambda self: self._parse_vacuum(),
             "OPTIMIZE": lambda self: self._parse_optimize(),
+            "REORG": lambda self: self._parse_reorg(),
             "RESTORE": lambda self: self._parse_restore(),
             "CONVERT": lambda self: self._parse_convert(),
             "GENERATE": lambda self: self._parse_generate(),
@@ -126,6 +127,17 @@ class Sqlext(Spark):
                 else:
                     zorder = self._parse_csv(self._parse_column)
             return self.expression(nodes.Optimize(this=table, where=where, zorder=zorder))
+
+        def _parse_reorg(self) -> nodes.Reorg:
+            self._match(TokenType.TABLE)
+            table = self._parse_target_table()
+            where = self._parse_where()
+            if not self._match_text_seq("APPLY"):
+                self.raise_error("Expected APPLY (PURGE) after REORG TABLE <table> [WHERE ...]")
+            if not (self._match(TokenType.L_PAREN) and self._match_text_seq("PURGE")
+                    and self._match(TokenType.R_PAREN)):
+                self.raise_error("sqlext supports REORG TABLE <table> APPLY (PURGE) only")
+            return self.expression(nodes.Reorg(this=table, where=where))
 
         def _parse_restore(self) -> nodes.Restore:
             self._match(TokenType.TABLE)

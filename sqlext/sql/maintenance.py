@@ -92,6 +92,24 @@ def plan_optimize(resolver: Resolver, stmt: nodes.Optimize) -> P.Plan:
     return P.Plan(run)
 
 
+def plan_reorg(resolver: Resolver, stmt: nodes.Reorg) -> P.Plan:
+    """``REORG TABLE t [WHERE partition predicate] APPLY (PURGE)``: rewrite the files with
+    deletion vectors without their deleted rows (delta-spark's operation ``REORG``)."""
+    ref = require_table(resolver, stmt.this, "REORG TABLE")
+    where = stmt.args.get("where")
+    predicate = where.this.sql(dialect="spark") if where is not None else None
+    spark = resolver.spark
+
+    def run():
+        from sqlext.engine.maintenance.optimize import optimize, result_frame
+        from sqlext.log.table import DeltaLog
+
+        log = DeltaLog(ref.location, name=ref.display)
+        return result_frame(spark, optimize(spark, log, predicate, purge=True))
+
+    return P.Plan(run)
+
+
 def plan_convert(resolver: Resolver, stmt: nodes.ConvertToDelta) -> P.Plan:
     """``CONVERT TO DELTA parquet.`/dir` [NO STATISTICS] [PARTITIONED BY (col type, ...)]``."""
     table = stmt.this

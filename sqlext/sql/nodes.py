@@ -104,6 +104,17 @@ class Optimize(exp.Expression):
     arg_types = {"this": True, "where": False, "zorder": False}
 
 
+class Reorg(exp.Expression):
+    """``REORG TABLE t [WHERE pred] APPLY (PURGE)``.
+
+    Args:
+        this: the table.
+        where: an :class:`sqlglot.exp.Where` on partition columns, or absent.
+    """
+
+    arg_types = {"this": True, "where": False}
+
+
 class Restore(exp.Expression):
     """``RESTORE [TABLE] t [TO] VERSION AS OF n | TIMESTAMP AS OF ts``.
 
@@ -265,6 +276,10 @@ def _optimize_sql(gen: Generator, e: Optimize) -> str:
     return sql
 
 
+def _reorg_sql(gen: Generator, e: Reorg) -> str:
+    return f"REORG TABLE {gen.sql(e, 'this')}{gen.sql(e, 'where')} APPLY (PURGE)"
+
+
 def _restore_sql(gen: Generator, e: Restore) -> str:
     return f"RESTORE TABLE {gen.sql(e, 'this')} TO {gen.sql(e, 'version')}"
 
@@ -304,6 +319,7 @@ GENERATORS: dict[type[exp.Expr], t.Callable[..., str]] = {
     ShowCreateTable: _show_create_table_sql,
     Vacuum: _vacuum_sql,
     Optimize: _optimize_sql,
+    Reorg: _reorg_sql,
     Restore: _restore_sql,
     ConvertToDelta: _convert_sql,
     Generate: _generate_sql,

@@ -25,7 +25,7 @@ from sqlext.sql.dialect import Sqlext
 # sqlglot cannot parse is passed through to Spark as a Command (see _is_owned).
 _OWNED_FIRST_WORDS = {
     "SELECT", "WITH", "FROM", "VALUES", "(", "INSERT", "UPDATE", "DELETE", "MERGE",
-    "VACUUM", "OPTIMIZE", "RESTORE", "CONVERT",
+    "VACUUM", "OPTIMIZE", "RESTORE", "CONVERT", "REORG",
 }  # fmt: skip
 _OWNED_SECOND_WORDS = {
     "DESCRIBE": {"HISTORY", "DETAIL"},

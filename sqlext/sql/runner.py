@@ -122,6 +122,7 @@ _PLANNERS: dict[type, Callable[[Resolver, exp.Expression], P.Plan | None]] = {
     nodes.Vacuum: maintenance.plan_vacuum,
     nodes.Restore: maintenance.plan_restore,
     nodes.Optimize: maintenance.plan_optimize,
+    nodes.Reorg: maintenance.plan_reorg,
     nodes.ConvertToDelta: maintenance.plan_convert,
     nodes.Generate: maintenance.plan_generate,
 }

@@ -1,20 +1,18 @@
 """Tables delta-spark 4.4 writes with deletion vectors read the same in sqlext, delta-spark and
 DuckDB at every version: DELETE, UPDATE and MERGE marking rows in deletion vector files (several
 bitmaps per file, a file's vector replaced by a later one), checkpoints holding the descriptors,
-inline (``i``) and absolute-path (``p``) descriptors, and a checkpoint sqlext writes. sqlext does
-not write deletion vectors yet: writes are refused and leave the table as it was."""
+inline (``i``) and absolute-path (``p``) descriptors, and a checkpoint sqlext writes (sqlext's own
+deletion vector writes: test_deltaspark_dv_writes.py)."""
 
 from __future__ import annotations
 
 import json
-import os
 import shutil
 
 import pyarrow.compute as pc
 import pytest
 
 import sqlext
-from sqlext.errors import UnsupportedTableFeatureError
 from sqlext.log.deletion_vectors import DeletionVectorDescriptor, stored_bitmap_bytes, z85_encode
 from sqlext.log.table import DeltaLog
 from tests.support.kernel_tables import clear_caches
@@ -100,15 +98,6 @@ def test_delta_spark_deletion_vector_table_reads_the_same_at_every_version(spark
     assert_same_rows(sqlext.read(spark, str(path), filter="p = '0' AND v = 'upd'"),
                      latest.filter(pc.and_(pc.equal(latest["p"], "0"), pc.equal(latest["v"], "upd"))))
 
-    # writes are refused before anything is written
-    log_before = sorted(os.listdir(path / "_delta_log"))
-    files_before = sorted(os.listdir(path / "p=0"))
-    with pytest.raises(UnsupportedTableFeatureError, match="deletionVectors"):
-        sqlext.sql(spark, f"DELETE FROM {p} WHERE id = 2")
-    with pytest.raises(UnsupportedTableFeatureError, match="deletionVectors"):
-        sqlext.sql(spark, f"INSERT INTO {p} VALUES (5000, 'x', '0')")
-    assert sorted(os.listdir(path / "_delta_log")) == log_before
-    assert sorted(os.listdir(path / "p=0")) == files_before
 
 
 def _inline(path, dv: dict) -> dict:

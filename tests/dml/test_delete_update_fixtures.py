@@ -10,11 +10,10 @@ import pyarrow.compute as pc
 import pytest
 from deltalake import write_deltalake
 
-from tests.support.dml_cases import (changes_of, duckdb_select, file_actions, latest_version, operation,
-                               read_deltalake, run_and_expect)
+from tests.support.dml_cases import (actions_of, changes_of, duckdb_select, file_actions,
+                                     latest_version, operation, read_deltalake, run_and_expect)
 from sqlext import DeltaTable
-from sqlext.errors import UnsupportedTableFeatureError
-from tests.support.table_checks import assert_readers_agree, table_state
+from tests.support.table_checks import assert_readers_agree
 from tests.support import assert_same_rows
 
 CASES = [
@@ -85,12 +84,20 @@ def test_dml_on_a_delta_rs_table(spark, tmp_path):
                      duckdb_select(before, "SELECT * FROM {t} WHERE ts < TIMESTAMP'2023-11-15'"))
 
 
-def test_dml_refuses_a_table_with_deletion_vectors(spark, fixture_table):
+def test_dml_on_a_databricks_table_with_deletion_vectors(spark, fixture_table):
+    """Databricks deleted values 0 and 9 with a vector; sqlext's DELETE, UPDATE and MERGE add
+    to it (the data file stays, tightBounds turns false)."""
     path = fixture_table("table-with-dv-small")
-    state = table_state(path, rows=False)
     dt = DeltaTable.forPath(spark, str(path))
-    with pytest.raises(UnsupportedTableFeatureError, match="deletionVectors"):
-        dt.delete("value > 1")
-    with pytest.raises(UnsupportedTableFeatureError, match="deletionVectors"):
-        dt.update("value > 1", {"value": "0"})
-    assert table_state(path, rows=False) == state
+    dt.delete("value > 6")
+    dt.update("value = 1", {"value": "100"})
+    assert_readers_agree(spark, path, pa.table({"value": pa.array([2, 3, 4, 5, 6, 100],
+                                                                  pa.int32())}))
+    (add,) = actions_of(path, 2, "add")
+    assert add["deletionVector"]["cardinality"] == 4 and '"tightBounds":false' in add["stats"]
+    dt.alias("t").merge(spark.createDataFrame([(2,)], "value INT").alias("s"),
+                        "t.value = s.value").whenMatchedDelete().execute()
+    assert_readers_agree(spark, path, pa.table({"value": pa.array([3, 4, 5, 6, 100],
+                                                                  pa.int32())}))
+    (add,) = [a for a in actions_of(path, 4, "add") if "deletionVector" in a]
+    assert add["deletionVector"]["cardinality"] == 6

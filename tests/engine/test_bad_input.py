@@ -93,18 +93,18 @@ def _require_reader_feature(path, feature: str) -> None:
     first.write_text("\n".join(json.dumps(a) for a in lines) + "\n")
 
 
-def test_deletion_vectors_feature_reads_but_refuses_writes(spark, table):
-    """A table whose protocol lists deletionVectors (none in use yet) reads as before; sqlext
-    does not write deletion vectors yet, so every write is refused before any file is written."""
+def test_deletion_vectors_feature_without_the_property_rewrites_files(spark, table):
+    """A table whose protocol lists deletionVectors (property off, none in use) reads and
+    takes appends, DELETE and MERGE as before: files are rewritten, no vector is written."""
     _require_reader_feature(table, "deletionVectors")
-    before = table_state(table, rows=False)
     assert sorted(r.id for r in sqlext.read(spark, str(table)).collect()) == [1, 2]
-    with pytest.raises(UnsupportedTableFeatureError, match="deletionVectors") as raised:
-        sqlext.write(spark.createDataFrame([(3, "z", "c")], ROWS_DDL), str(table))
-    assert str(table) in str(raised.value) and "does not write them yet" in str(raised.value)
-    with pytest.raises(UnsupportedTableFeatureError, match="deletionVectors"):
-        sqlext.DeltaTable.forPath(spark, str(table)).delete("id = 1")
-    assert table_state(table, rows=False) == before
+    sqlext.write(spark.createDataFrame([(3, "z", "c")], ROWS_DDL), str(table))
+    sqlext.DeltaTable.forPath(spark, str(table)).delete("id = 1")
+    source = spark.createDataFrame([(3, "z", "c")], ROWS_DDL).alias("s")
+    sqlext.DeltaTable.forPath(spark, str(table)).alias("t").merge(
+        source, "t.id = s.id").whenMatchedDelete().execute()
+    assert sorted(r.id for r in sqlext.read(spark, str(table)).collect()) == [2]
+    assert not list(table.glob("deletion_vector_*.bin"))
 
 
 @pytest.mark.parametrize("feature", ["someFutureFeature"])

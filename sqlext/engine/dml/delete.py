@@ -11,17 +11,26 @@
    same job. No matching row: nothing is committed.
 
 Cases 1 and 2 write no change files: the change feed reads their ``remove`` actions as deletes.
+
+On a table with ``delta.enableDeletionVectors=true``, case 3 rewrites nothing: the matching rows
+are marked in deletion vectors (:mod:`sqlext.engine.dml.marking`), each touched file's ``remove``
+followed by an ``add`` of the same path with its new vector; the deleted rows still go to the
+change feed as ``delete`` change rows.
 """
 
 from __future__ import annotations
 
 from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
 
 from sqlext.engine.conditions import resolve_condition
 from sqlext.engine.dml.command import (DmlResult, Timer, begin, commit, file_metrics, record_reads, removes,
                                spark_job_errors, table_frame)
 from sqlext.engine.io.partitions import files_matching_partition_predicate
-from sqlext.engine.dml.rewrite import delete_matching_rows, total_records
+from sqlext.engine.dml.marking import (discarded_on_failure, mark_rows, matching_rows,
+                                       uses_deletion_vectors)
+from sqlext.engine.dml.rewrite import (delete_matching_rows, scan_rows, total_records,
+                                       write_changes)
 from sqlext.log.pruning import Pruner
 from sqlext.log.table import DeltaLog
 from sqlext.log.transaction import Transaction
@@ -45,6 +54,8 @@ def delete(spark: SparkSession, log: DeltaLog, condition=None, *, alias: str | N
         cond = resolve_condition(table_frame(spark, snapshot, alias), condition, log.name,
                                  snapshot.version, OPERATION)
     added, changes, scanned = [], [], []
+    if cond is not None and not cond.metadata_only(pcols) and uses_deletion_vectors(snapshot):
+        return _delete_marking(spark, log, txn, snapshot, cond, alias, timer)
     if cond is None:
         removed = snapshot.files
         rows = {"numDeletedRows": total_records(removed), "numCopiedRows": 0}
@@ -74,3 +85,28 @@ def delete(spark: SparkSession, log: DeltaLog, condition=None, *, alias: str | N
                "scanTimeMs": scan_ms, "rewriteTimeMs": rewrite_ms}
     actions = removes(removed) + [w.add() for w in added] + [c.cdc() for c in changes]
     return commit(spark, txn, actions, OPERATION, cond.sql if cond else None, metrics, timer)
+
+
+def _delete_marking(spark: SparkSession, log: DeltaLog, txn: Transaction, snapshot, cond,
+                    alias: str | None, timer: Timer) -> DmlResult:
+    """Case 3 on a table with deletion vectors: mark the matching rows, rewrite no file."""
+    scanned = Pruner(cond.predicate, snapshot.schema, snapshot.partition_columns).prune(
+        snapshot.files) if cond.predicate is not None else snapshot.files
+    changes = []
+    with spark_job_errors(log, snapshot, OPERATION):
+        hits = matching_rows(spark, log, snapshot, scanned, cond.column, alias)
+        scan_ms = timer.lap()
+        touched = [f for f in scanned if f.path in hits]
+        if touched and snapshot.change_data_feed_enabled:
+            rows = scan_rows(spark, log, snapshot, touched, alias)
+            changes = write_changes(spark, log, snapshot,
+                                    rows.filter(cond.column.eqNullSafe(F.lit(True))), "delete")
+    marking = mark_rows(log, touched, hits)
+    record_reads(txn, cond, [f for f in scanned if f.path not in hits])
+    metrics = {**file_metrics([], [], changes), **marking.metrics, "numCopiedRows": 0,
+               "numFilesBeforeSkipping": len(snapshot.files_by_path),
+               "numFilesAfterSkipping": len(scanned),
+               "scanTimeMs": scan_ms, "rewriteTimeMs": timer.lap()}
+    actions = marking.actions() + [c.cdc() for c in changes]
+    with discarded_on_failure(spark, log, marking, changes):
+        return commit(spark, txn, actions, OPERATION, cond.sql, metrics, timer)

@@ -11,18 +11,27 @@ true are rewritten.
 - With the change feed on, each updated row yields ``update_preimage`` and ``update_postimage``
   change rows, written in the same Spark job as the data; copied rows yield none.
 - No matching row: nothing is committed.
+
+On a table with ``delta.enableDeletionVectors=true`` a condition that is not on partition columns
+only rewrites nothing: the matching rows are marked deleted in deletion vectors
+(:mod:`sqlext.engine.dml.marking`) and their new versions written to new files (delta-spark's
+merge-on-read); rows that do not match are not copied.
 """
 
 from __future__ import annotations
 
 from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
 
 from sqlext.engine.dml.assignments import resolve_set
 from sqlext.engine.conditions import resolve_condition
 from sqlext.engine.dml.command import (DmlResult, Timer, begin, commit, file_metrics, record_reads, removes,
                                spark_job_errors, table_frame)
 from sqlext.engine.io.partitions import files_matching_partition_predicate
-from sqlext.engine.dml.rewrite import update_matching_rows
+from sqlext.engine.dml.marking import (discarded_on_failure, mark_rows, matching_rows,
+                                       uses_deletion_vectors)
+from sqlext.engine.dml.rewrite import (rewrite_files, scan_rows, update_matching_rows,
+                                       updating)
 from sqlext.engine.schemas import spark_schema
 from sqlext.log.pruning import Pruner
 from sqlext.log.table import DeltaLog
@@ -60,6 +69,9 @@ def update(spark: SparkSession, log: DeltaLog, condition=None, set=None, *,  # n
         with spark_job_errors(log, snapshot, OPERATION):
             candidates = files_matching_partition_predicate(spark, snapshot, candidates,
                                                             cond.column, alias=alias)
+    if not whole_files and uses_deletion_vectors(snapshot):
+        return _update_marking(spark, log, txn, snapshot, cond, assignments, candidates, alias,
+                               timer)
     with spark_job_errors(log, snapshot, OPERATION):
         result = update_matching_rows(spark, log, snapshot, candidates,
                                       None if whole_files else cond.column, assignments,
@@ -72,3 +84,35 @@ def update(spark: SparkSession, log: DeltaLog, condition=None, set=None, *,  # n
     actions = (removes(result.removed) + [w.add() for w in result.added]
                + [c.cdc() for c in result.changes])
     return commit(spark, txn, actions, OPERATION, cond.sql if cond else None, metrics, timer)
+
+
+def _update_marking(spark: SparkSession, log: DeltaLog, txn: Transaction, snapshot, cond,
+                    assignments, candidates, alias: str | None, timer: Timer) -> DmlResult:
+    """UPDATE on a table with deletion vectors: the matching rows are marked deleted in their
+    files and their new versions (with their change rows) written to new files."""
+    with_changes = snapshot.change_data_feed_enabled
+    result = None
+    with spark_job_errors(log, snapshot, OPERATION):
+        hits = matching_rows(spark, log, snapshot, candidates, cond.column, alias)
+        scan_ms = timer.lap()
+        touched = [f for f in candidates if f.path in hits]
+        if touched:
+            rows = scan_rows(spark, log, snapshot, touched, alias).filter(
+                cond.column.eqNullSafe(F.lit(True)))
+            result = rewrite_files(spark, log, snapshot, [],
+                                   updating(rows, F.lit(True), assignments, with_changes),
+                                   with_changes)
+    marking = mark_rows(log, touched, hits)
+    record_reads(txn, cond, [f for f in candidates if f.path not in hits])
+    added = result.added if result else []
+    changes = result.changes if result else []
+    marked = dict(marking.metrics)
+    updated = marked.pop("numDeletedRows")
+    metrics = {**file_metrics([], added, changes), **marked,
+               "numUpdatedRows": updated, "numCopiedRows": 0,
+               "numFilesBeforeSkipping": len(snapshot.files_by_path),
+               "numFilesAfterSkipping": len(candidates),
+               "scanTimeMs": scan_ms, "rewriteTimeMs": timer.lap()}
+    actions = marking.actions() + [w.add() for w in added] + [c.cdc() for c in changes]
+    with discarded_on_failure(spark, log, marking, added + changes):
+        return commit(spark, txn, actions, OPERATION, cond.sql if cond else None, metrics, timer)

@@ -18,7 +18,7 @@ from __future__ import annotations
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as T
 
-from sqlext.engine.io.scan import FileRead, read_files
+from sqlext.engine.io.scan import ROW_INDEX_COLUMN, FileRead, read_files
 from sqlext.engine.schemas import quoted_column
 from sqlext.log.column_mapping import (FIELD_ID_KEY, ColumnMapping, physical_name,
                                        strip_mapping_metadata)
@@ -64,20 +64,22 @@ def read_mapped_files(spark: SparkSession, log: DeltaLog, schema: T.StructType,
                       partition_columns: list[str], files: list[FileRead],
                       mapping: ColumnMapping | None,
                       extra_fields: list[T.StructField] = (),
-                      version: int | None = None) -> DataFrame:
+                      version: int | None = None, row_index: bool = False) -> DataFrame:
     """:func:`sqlext.engine.io.scan.read_files` for a table with column ``mapping`` (``schema`` and
     ``partition_columns`` logical, each :class:`FileRead`'s partition values as the log keys
     them); without a mapping, exactly :func:`read_files`. Fields of ``schema`` that carry no
-    physical name (e.g. a change file's ``_change_type``) are read by their own name."""
+    physical name (e.g. a change file's ``_change_type``) are read by their own name;
+    ``row_index`` adds each row's position in its file, as :func:`read_files` does."""
     if mapping is None:
-        return read_files(spark, log, schema, partition_columns, files, extra_fields, version)
+        return read_files(spark, log, schema, partition_columns, files, extra_fields, version,
+                          row_index=row_index)
     with_ids = mapping.mode == "id"
     if with_ids and spark.conf.get(FIELD_ID_READ, "false").lower() != "true":
         spark.conf.set(FIELD_ID_READ, "true")
     physical = T.StructType([physical_field(f, physical_type(f.dataType, with_ids), with_ids)
                              for f in schema.fields])
     df = read_files(spark, log, physical, [mapping.physical_name(c) for c in partition_columns],
-                    files, extra_fields, version)
+                    files, extra_fields, version, row_index=row_index)
     columns = []
     for stored, field in zip(physical.fields, schema.fields):
         target = logical_type(field.dataType)
@@ -86,4 +88,6 @@ def read_mapped_files(spark: SparkSession, log: DeltaLog, schema: T.StructType,
             column = column.cast(target)
         columns.append(column.alias(field.name, metadata=strip_mapping_metadata(field.metadata)))
     columns += [quoted_column(f.name) for f in extra_fields]
+    if row_index:
+        columns.append(quoted_column(ROW_INDEX_COLUMN))
     return df.select(*columns)

@@ -31,6 +31,7 @@ from sqlext.log.storage import is_local
 from sqlext.log.table import DeltaLog
 
 FILE_COLUMN = "__sqlext_file"
+ROW_INDEX_COLUMN = "__sqlext_row_index"     # a row's position in its parquet file
 _NAME = "__sqlext_name"
 _LISTING = "__sqlext_listing"
 _ROW = "__sqlext_row"
@@ -58,11 +59,13 @@ def check_files_exist(log: DeltaLog, snapshot: Snapshot, files: list[AddFile]) -
 
 
 def scan(spark: SparkSession, log: DeltaLog, snapshot: Snapshot, files: list[AddFile] | None = None,
-         with_file_column: bool = False) -> DataFrame:
+         with_file_column: bool = False, with_row_index: bool = False) -> DataFrame:
     """The rows of ``files`` (default: all live files of ``snapshot``) in the table's schema.
 
     With ``with_file_column`` the DataFrame has a column ``__sqlext_file`` holding the file's
-    action path, so that callers can tell which files hold which rows.
+    action path, so that callers can tell which files hold which rows; with ``with_row_index``
+    a last column ``__sqlext_row_index``, the row's position in its file (what a deletion
+    vector marks).
     """
     files = snapshot.files if files is None else files
     check_files_exist(log, snapshot, files)
@@ -76,9 +79,10 @@ def scan(spark: SparkSession, log: DeltaLog, snapshot: Snapshot, files: list[Add
             from sqlext.engine.io.mapped_scan import read_mapped_files
             return read_mapped_files(spark, log, spark_schema(snapshot.metadata.schema_string),
                                      snapshot.partition_columns, reads, mapping, extra,
-                                     version=snapshot.version)
+                                     version=snapshot.version, row_index=with_row_index)
         return read_files(spark, log, spark_schema(snapshot.metadata.schema_string),
-                          snapshot.partition_columns, reads, extra, version=snapshot.version)
+                          snapshot.partition_columns, reads, extra, version=snapshot.version,
+                          row_index=with_row_index)
     except SparkAnalysisException as exc:
         if "PATH_NOT_FOUND" not in str(exc):
             raise
@@ -107,7 +111,8 @@ class FileRead:
 
 def read_files(spark: SparkSession, log: DeltaLog, schema: T.StructType,
                partition_columns: list[str], files: list[FileRead],
-               extra_fields: list[T.StructField] = (), version: int | None = None) -> DataFrame:
+               extra_fields: list[T.StructField] = (), version: int | None = None,
+               row_index: bool = False) -> DataFrame:
     """The rows of ``files`` with the columns of ``schema`` followed by ``extra_fields``.
 
     Partition columns take each file's partition value, the other columns of ``schema`` are read
@@ -119,17 +124,20 @@ def read_files(spark: SparkSession, log: DeltaLog, schema: T.StructType,
     Files with a deletion vector are read apart (:func:`_read_by_row_index`), their deleted
     rows dropped by their parquet row index; the others are read as if there were none. A
     deletion vector that cannot be read raises :class:`DeletionVectorError` naming the table
-    (and ``version``, the version read, when given).
+    (and ``version``, the version read, when given). ``row_index``: a last column
+    ``__sqlext_row_index`` holds each row's position in its file.
     """
     fields = list(schema.fields) + list(extra_fields)
+    if row_index:
+        fields.append(T.StructField(ROW_INDEX_COLUMN, T.LongType(), False))
     if not files:
         return spark.createDataFrame([], T.StructType(fields))
     if not any(f.deletion_vector or f.selection for f in files):
-        return _read_listed(spark, log, schema, partition_columns, files, extra_fields)
+        return _read_listed(spark, log, schema, partition_columns, files, extra_fields, row_index)
     plain = [f for f in files if not (f.deletion_vector or f.selection)]
     try:
         parts = [_read_by_row_index(spark, log, schema, partition_columns, group, extra_fields,
-                                    how)
+                                    how, row_index)
                  for group, how in (([f for f in files if f.deletion_vector], "left_anti"),
                                     ([f for f in files if f.selection], "left_semi")) if group]
     except DeletionVectorError as exc:
@@ -137,7 +145,8 @@ def read_files(spark: SparkSession, log: DeltaLog, schema: T.StructType,
         raise DeletionVectorError(f"{where}: {exc}; the rows of that file cannot be told "
                                   "apart from deleted ones, so nothing was read") from exc
     if plain:
-        parts.insert(0, _read_listed(spark, log, schema, partition_columns, plain, extra_fields))
+        parts.insert(0, _read_listed(spark, log, schema, partition_columns, plain, extra_fields,
+                                     row_index))
     result = parts[0]
     for part in parts[1:]:
         result = result.unionByName(part)
@@ -146,17 +155,21 @@ def read_files(spark: SparkSession, log: DeltaLog, schema: T.StructType,
 
 def _read_listed(spark: SparkSession, log: DeltaLog, schema: T.StructType,
                  partition_columns: list[str], files: list[FileRead],
-                 extra_fields: list[T.StructField]) -> DataFrame:
+                 extra_fields: list[T.StructField], row_index: bool = False) -> DataFrame:
     """:func:`read_files` of files without deletion vectors."""
     fields = list(schema.fields) + list(extra_fields)
     out_cols = [quote_identifier(f.name) for f in fields]
+    if row_index:
+        out_cols.append(ROW_INDEX_COLUMN)
     stored = data_schema(schema, partition_columns)
     listings: dict[str, list[FileRead]] = defaultdict(list)
     for f in files:
         listings[log.data_path(f.path)].append(f)
     if not partition_columns and not extra_fields:
         # the stored columns are the table's, in its order
-        return spark.read.schema(stored).parquet(*listings)
+        df = spark.read.schema(stored).parquet(*listings)
+        return df.select("*", F.col("_metadata.row_index").alias(ROW_INDEX_COLUMN)) \
+            if row_index else df
     ptypes = {f.name.lower(): f.dataType for f in schema.fields}
     pfields = [T.StructField(c, ptypes[c.lower()]) for c in partition_columns]
     mapping_schema = T.StructType([T.StructField(_NAME, T.StringType(), False), *pfields,
@@ -170,6 +183,8 @@ def _read_listed(spark: SparkSession, log: DeltaLog, schema: T.StructType,
         mapping = local_frame(spark, rows, mapping_schema)
         base = spark.read.schema(stored).parquet(*layer).withColumn(
             _NAME, F.col("_metadata.file_name"))
+        if row_index:
+            base = base.withColumn(ROW_INDEX_COLUMN, F.col("_metadata.row_index"))
         part = base.join(F.broadcast(mapping), _NAME).select(*out_cols)
         result = part if result is None else result.unionByName(part)
     return result
@@ -177,7 +192,8 @@ def _read_listed(spark: SparkSession, log: DeltaLog, schema: T.StructType,
 
 def _read_by_row_index(spark: SparkSession, log: DeltaLog, schema: T.StructType,
                        partition_columns: list[str], files: list[FileRead],
-                       extra_fields: list[T.StructField], how: str) -> DataFrame:
+                       extra_fields: list[T.StructField], how: str,
+                       row_index: bool = False) -> DataFrame:
     """:func:`read_files` of files with deletion vectors (``how="left_anti"``: the rows they do
     not delete) or with a selection (``how="left_semi"``: the selected rows). The parquet scan
     gives each row's file name and row index (``_metadata.row_index``, its position in the
@@ -186,6 +202,8 @@ def _read_by_row_index(spark: SparkSession, log: DeltaLog, schema: T.StructType,
     driver into a small two-column frame, drops or keeps them. No row reaches Python."""
     fields = list(schema.fields) + list(extra_fields)
     out_cols = [quote_identifier(f.name) for f in fields]
+    if row_index:
+        out_cols.append(F.col(_ROW).alias(ROW_INDEX_COLUMN))
     stored = data_schema(schema, partition_columns)
     listings: dict[str, list[tuple[int, FileRead]]] = defaultdict(list)
     for i, f in enumerate(files):

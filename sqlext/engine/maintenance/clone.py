@@ -66,13 +66,13 @@ def shallow_clone(spark: SparkSession, source: CloneSource, target: TableRef,
     (its files removed, history kept)."""
     src_log, src = resolve_snapshot(spark, source.ref, source.version, source.timestamp)
     if "deletionVectors" in table_features(src.protocol):
-        # the clone's adds would have to carry the vectors, and the clone is a table sqlext
-        # could not write: refused like any write to such a table
+        # not implemented: the clone's adds would have to carry the vectors, their ``u`` paths
+        # turned into absolute ``p`` ones pointing into the source
         raise UnsupportedTableFeatureError(
             f"CLONE {source.label} (version {src.version}): the source table has the Delta "
-            "table feature deletionVectors; sqlext reads tables with deletion vectors but does "
-            f"not write them yet, so it cannot clone it into {target.display}. Clone it with "
-            "delta-spark, or copy its rows (CREATE TABLE ... AS SELECT)")
+            "table feature deletionVectors; sqlext reads and changes tables with deletion "
+            f"vectors but does not clone them yet, so it cannot clone it into {target.display}. "
+            "Clone it with delta-spark, or copy its rows (CREATE TABLE ... AS SELECT)")
     if _same_location(source.ref.location, target.location):
         raise AnalysisException(f"CLONE {source.label}: the target {target.display} is the source "
                                 "table itself; clone into another table")

@@ -22,6 +22,12 @@ and operation ``OPTIMIZE`` with delta-spark's parameters (``predicate``, ``zOrde
 percentiles). The transaction records only the files it rewrote as read: concurrent appends
 never conflict with it (nor it with them); a concurrent DELETE/UPDATE/MERGE that removed one of
 its files makes it fail with ``ConcurrentDeleteReadException``. No file to compact: no commit.
+
+Deletion vectors: as delta-spark, compaction also takes a file whose deletion vector marks more
+than ``spark.databricks.delta.optimize.maxDeletedRowsRatio`` (default 0.05) of its rows, even
+alone in its bin, and rewrites it without the deleted rows. ``REORG TABLE t APPLY (PURGE)``
+(:func:`optimize` with ``purge=True``, operation ``REORG``) rewrites every file with a deletion
+vector.
 """
 
 from __future__ import annotations
@@ -56,6 +62,8 @@ DEFAULT_MAX_FILE_SIZE = 1024 * 1024 * 1024
 MAX_FILE_SIZE_CONF = "spark.databricks.delta.optimize.maxFileSize"
 MIN_FILE_SIZE_CONF = "spark.databricks.delta.optimize.minFileSize"
 MAX_THREADS_CONF = "spark.databricks.delta.optimize.maxThreads"
+MAX_DELETED_ROWS_RATIO_CONF = "spark.databricks.delta.optimize.maxDeletedRowsRatio"
+REORG_OPERATION = "REORG"
 ZORDER_BITS = 8
 ZORDER_SAMPLE_ROWS = 100_000
 
@@ -122,15 +130,30 @@ def _partition_key(f: AddFile, pcols: list[str]) -> tuple:
     return key
 
 
+def deleted_ratio(f: AddFile) -> float:
+    """The share of a file's rows its deletion vector deletes (0 without one or statistics)."""
+    if not f.deletion_vector:
+        return 0.0
+    physical = (f.parsed_stats() or {}).get("numRecords")
+    if not physical:
+        return 0.0
+    return int(f.deletion_vector.get("cardinality") or 0) / int(physical)
+
+
 def plan_bins(files: list[AddFile], pcols: list[str], min_size: int, max_size: int,
-              zorder: bool) -> list[list[AddFile]]:
+              zorder: bool, max_deleted_ratio: float = 0.05) -> list[list[AddFile]]:
     """Groups of files, each rewritten as one job (delta-spark's ``groupFilesIntoBins``):
     compaction packs the small files of a partition, smallest first, into bins of at most
-    ``max_size`` bytes and keeps the bins with two or more files; z-ordering takes every file of
-    a partition as one bin."""
+    ``max_size`` bytes and keeps the bins with two or more files, or with a file whose deletion
+    vector deletes more than ``max_deleted_ratio`` of its rows (any size); z-ordering takes
+    every file of a partition as one bin."""
     by_partition: dict[tuple, list[AddFile]] = {}
+
+    def purged(f: AddFile) -> bool:
+        return bool(f.deletion_vector) and deleted_ratio(f) > max_deleted_ratio
+
     for f in files:
-        if zorder or f.size < min_size:
+        if zorder or f.size < min_size or purged(f):
             by_partition.setdefault(_partition_key(f, pcols), []).append(f)
     bins: list[list[AddFile]] = []
     for key in sorted(by_partition, key=lambda k: tuple((v is None, v or "") for v in k)):
@@ -148,7 +171,7 @@ def plan_bins(files: list[AddFile], pcols: list[str], min_size: int, max_size: i
             size += f.size
         if current:
             bins.append(current)
-    return [b for b in bins if zorder or len(b) > 1]
+    return [b for b in bins if zorder or len(b) > 1 or any(purged(f) for f in b)]
 
 
 def _selected_files(spark: SparkSession, log: DeltaLog, snapshot: Snapshot,
@@ -269,15 +292,21 @@ def _size_stats(sizes: list[int]) -> tuple:
     return (min(sizes), max(sizes), sum(sizes) / len(sizes), len(sizes), sum(sizes))
 
 
-def optimize(spark: SparkSession, log: DeltaLog, where=None, zorder_by=None) -> OptimizeResult:
+def optimize(spark: SparkSession, log: DeltaLog, where=None, zorder_by=None,
+             purge: bool = False) -> OptimizeResult:
     """Compact (or, with ``zorder_by``, z-order) the files of the table, or of the partitions
-    matching ``where`` (a SQL string or Column on partition columns); see the module doc."""
-    txn, snapshot = begin(log, None, OPERATION, removes_data=False)
+    matching ``where`` (a SQL string or Column on partition columns); see the module doc.
+    ``purge``: ``REORG TABLE ... APPLY (PURGE)``, rewrite the files with deletion vectors."""
+    operation = REORG_OPERATION if purge else OPERATION
+    txn, snapshot = begin(log, None, operation, removes_data=False)
     zorder = _zorder_columns(log, snapshot, zorder_by) if zorder_by else []
     files, where_sql = _selected_files(spark, log, snapshot, where)
     min_size, max_size = file_sizes(spark, snapshot)
     pcols = snapshot.partition_columns
-    bins = plan_bins(files, pcols, min_size, max_size, bool(zorder))
+    if purge:
+        files = [f for f in files if f.deletion_vector]
+    max_ratio = -1.0 if purge else float(spark.conf.get(MAX_DELETED_ROWS_RATIO_CONF, "0.05"))
+    bins = plan_bins(files, pcols, min_size, max_size, bool(zorder), max_ratio)
     result = OptimizeResult(log.location, None, considered=len(files), zorder_by=zorder,
                             num_bins=len(bins),
                             partitions_optimized=len({_partition_key(b[0], pcols) for b in bins}))
@@ -302,11 +331,15 @@ def optimize(spark: SparkSession, log: DeltaLog, where=None, zorder_by=None) -> 
                "p50FileSize": sizes[n // 2] if n else 0,
                "p75FileSize": sizes[n * 3 // 4] if n else 0,
                "maxFileSize": sizes[-1] if sizes else 0,
-               "numDeletionVectorsRemoved": 0, "numDeletionVectorRowsRemoved": 0}
+               "numDeletionVectorsRemoved": sum(1 for f in removed if f.deletion_vector),
+               "numDeletionVectorRowsRemoved": sum(int(f.deletion_vector.get("cardinality") or 0)
+                                                   for f in removed if f.deletion_vector)}
     compact = {"separators": (",", ":")}
     params = {"predicate": json.dumps([where_sql] if where_sql is not None else [], **compact),
               "zOrderBy": json.dumps(zorder, **compact), "clusterBy": "[]", "auto": False}
-    result.version = commit(spark, txn, actions, OPERATION, params, metrics)
+    if purge:
+        params = {"predicate": params["predicate"], "applyPurge": True}
+    result.version = commit(spark, txn, actions, operation, params, metrics)
     result.removed, result.added, result.metrics = removed, added, metrics
     return result
 

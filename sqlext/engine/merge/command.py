@@ -18,6 +18,11 @@ a NOT MATCHED BY SOURCE clause changes) are rewritten.
    only appends.
 5. One commit: remove the touched files, add the new ones, with delta-spark's parameters and
    metrics. Concurrent writers are checked against the region and files read.
+
+On a table with ``delta.enableDeletionVectors=true`` (merge-on-read, as delta-spark): the join
+also carries each target row's ``_metadata.row_index``; the rows updated or deleted are marked in
+deletion vectors (:mod:`sqlext.engine.dml.marking`) and only updated and inserted rows (and the
+change rows) are written; unchanged rows of the touched files stay where they are.
 """
 
 from __future__ import annotations
@@ -36,6 +41,8 @@ from sqlglot import exp
 from sqlext.engine.commit import commit
 from sqlext.engine.constraints import table_constraints
 from sqlext.engine.dml.command import Timer, begin, removes, spark_job_errors
+from sqlext.engine.dml.marking import (Marking, discarded_on_failure, mark_rows,
+                                       rows_by_file, uses_deletion_vectors)
 from sqlext.engine.io.files import CHANGE_TYPE, WrittenFile, write_files
 from sqlext.engine.merge.clauses import MATCHED, NOT_MATCHED, NOT_MATCHED_BY_SOURCE, Clause
 from sqlext.engine.merge.plan import (CLAUSE, COPY, DELETE, INSERT, KIND, OPERATION,
@@ -45,7 +52,7 @@ from sqlext.engine.session import conf_bytes
 from sqlext.engine.io.plain_parquet import local_parquet_files
 from sqlext.engine.post_commit import result_row
 from sqlext.engine.dml.rewrite import discard, total_records
-from sqlext.engine.io.scan import FILE_COLUMN, scan
+from sqlext.engine.io.scan import FILE_COLUMN, ROW_INDEX_COLUMN, scan
 from sqlext.errors import AnalysisException, MultipleSourceRowMatchError
 from sqlext.log.actions import AddFile, decode_path
 from sqlext.log.pruning import Pruner
@@ -55,6 +62,7 @@ from sqlext.log.transaction import Transaction
 ROW_ID = "__sqlext_m_row"
 SOURCE_ROW_ID = "__sqlext_m_srow"
 _FILE = "__sqlext_m_file"
+_ROW_INDEX = "__sqlext_m_row_index"     # the target row's position in its file (deletion vectors)
 _MATCHED = "__sqlext_m_matched"
 _RANK = "__sqlext_m_rank"
 #: candidate files up to this many bytes are joined with the source once (the join cached);
@@ -161,6 +169,8 @@ class _Merge:
         self.timer = Timer()
         removes_data = any(c.kind != NOT_MATCHED for c in clauses)
         self.txn, self.snapshot = begin(log, txn, OPERATION, removes_data=removes_data)
+        self._dv = uses_deletion_vectors(self.snapshot)
+        self._marking: Marking | None = None
         with spark_job_errors(log, self.snapshot, OPERATION):
             source = materialized_source(source)
         try:
@@ -189,19 +199,24 @@ class _Merge:
                 touched = None
             else:
                 removed, written, touched = self._rewrite(candidates)
-        self._record_reads(candidates, removed)
+        marking = self._marking
+        self._record_reads(candidates, marking.removed if marking else removed)
         added = [w for w in written if not w.is_change_file]
         changes = [w for w in written if w.is_change_file]
         self._finish_metrics(removed, added, changes, touched)
-        actions = removes(removed) + [w.add() for w in added] + [c.cdc() for c in changes]
+        if marking is not None:
+            actions = marking.actions() + [w.add() for w in added] + [c.cdc() for c in changes]
+        else:
+            actions = removes(removed) + [w.add() for w in added] + [c.cdc() for c in changes]
         if not actions:
             # nothing to commit: delta-spark 4.4 makes no commit either (measured with the
             # delta-spark oracle in tests/deltaspark)
             self.metrics["executionTimeMs"] = self.timer.total()
             return MergeResult(None, self.metrics, self.log.name)
         self.metrics["executionTimeMs"] = self.timer.total()
-        version = commit(self.spark, self.txn, actions, OPERATION, plan.parameters(),
-                         self.metrics)
+        with discarded_on_failure(self.spark, self.log, marking or Marking(), written):
+            version = commit(self.spark, self.txn, actions, OPERATION, plan.parameters(),
+                             self.metrics)
         return MergeResult(version, self.metrics, self.log.name)
 
     # --- 2. candidate files ------------------------------------------------------------------
@@ -239,7 +254,8 @@ class _Merge:
         # a row's file is known by its name when the names are unique and plain (no mapping
         # join needed), else by the scan's file column
         names = [_basename(f) for f in candidates]
-        self._names = len(set(names)) == len(names) and all(map(_PLAIN_NAME.match, names))
+        self._names = (len(set(names)) == len(names) and all(map(_PLAIN_NAME.match, names))
+                       and not self._dv)
         return candidates
 
     def _record_reads(self, candidates: list[AddFile], removed: list[AddFile]) -> None:
@@ -263,7 +279,8 @@ class _Merge:
         ``with_file`` a column FILE_COLUMN naming each row's file by :meth:`_file_key`."""
         by_name = with_file and self._names
         df = scan(self.spark, self.log, self.snapshot, files,
-                  with_file_column=with_file and not by_name)
+                  with_file_column=with_file and not by_name,
+                  with_row_index=with_file and self._dv)
         if by_name:
             # the file's name, as Spark's scan saw it: no mapping join needed to know it
             df = df.withColumn(FILE_COLUMN, F.element_at(F.split(F.input_file_name(), "/"), -1))
@@ -306,8 +323,9 @@ class _Merge:
         else:
             file, source_row = F.lit(None).cast("string"), F.lit(None).cast("long")
             row = F.when(target[TARGET_PRESENT].isNotNull(), F.lit(0).cast("long"))
+        row_index = [target[ROW_INDEX_COLUMN].alias(_ROW_INDEX)] if ids and self._dv else []
         return rows.select(
-            file.alias(_FILE), row.alias(ROW_ID), source_row.alias(SOURCE_ROW_ID),
+            file.alias(_FILE), row.alias(ROW_ID), source_row.alias(SOURCE_ROW_ID), *row_index,
             plan.matched(target, source).alias(_MATCHED), clause,
             plan.kind(clause, target).alias(KIND),
             *[c.alias(f"__n{i}") for i, c in enumerate(plan.new_values(clause, target, source))],
@@ -408,7 +426,7 @@ class _Merge:
         (as delta-spark does): the candidates to find the touched files, then only the files to
         rewrite (and the files with matches, whose source rows must not be inserted)."""
         plan = self.plan
-        if len(candidates) == 1 and candidates[0].num_records is not None:
+        if len(candidates) == 1 and candidates[0].num_records is not None and not self._dv:
             one = self._rewrite_one(candidates[0])
             if one is not None:
                 return one
@@ -453,12 +471,23 @@ class _Merge:
                 rows = rows.withColumn(_RANK, F.row_number().over(window)).filter(
                     F.col(_RANK) == 1)
             with_changes = self.snapshot.change_data_feed_enabled and bool(rewrite)
+            if self._dv:
+                rows = self._mark(rows, rewrite)
             written = self._write(self._output(rows, with_changes), with_changes)
             self.metrics["rewriteTimeMs"] = timer.lap()
             return rewrite, written, touched
         finally:
             if single:
                 joined.unpersist()
+
+    def _mark(self, rows: DataFrame, rewrite: list[AddFile]) -> DataFrame:
+        """Merge-on-read: mark the target rows updated or deleted in deletion vectors (one Spark
+        job brings their file and row index back) and return the rows left to write: all but
+        the copied ones, which stay in their files."""
+        kind = F.col(KIND)
+        hits = rows.filter(F.col(_FILE).isNotNull() & kind.isin(UPDATE, DELETE))
+        self._marking = mark_rows(self.log, rewrite, rows_by_file(hits, _FILE, _ROW_INDEX))
+        return rows.filter(kind.isNull() | (kind != COPY))
 
     def _rewrite_one(self, f: AddFile
                      ) -> tuple[list[AddFile], list[WrittenFile], dict[str, _Touched]] | None:
@@ -538,7 +567,17 @@ class _Merge:
         mu, md = sum(t.matched_updated for t in rows), sum(t.matched_deleted for t in rows)
         su, sd = sum(t.source_updated for t in rows), sum(t.source_deleted for t in rows)
         output = total_records([w.add() for w in added]) or 0
-        before = total_records(removed)
+        if self._marking is not None:
+            # merge-on-read: no row copied; files removed are those left without rows
+            marked = self._marking.metrics
+            before = mu + md + su + sd
+            m.update(numTargetDeletionVectorsAdded=marked["numDeletionVectorsAdded"],
+                     numTargetDeletionVectorsRemoved=marked["numDeletionVectorsRemoved"],
+                     numTargetDeletionVectorsUpdated=marked["numDeletionVectorsUpdated"])
+            kept = {a.path for a in self._marking.added}
+            removed = [f for f in removed if f.path not in kept]
+        else:
+            before = total_records(removed)
         if before is None:
             before = scan(self.spark, self.log, self.snapshot, removed).count()
         copied = before - mu - md - su - sd
