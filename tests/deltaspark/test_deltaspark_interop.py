@@ -7,18 +7,15 @@
 - A table delta-spark writes with its defaults (and checkpoints) reads the same in sqlext at
   every version; sqlext modifies it; delta-spark reads every version again and goes on writing.
 - Deletion vectors and column mapping: test_deltaspark_deletion_vectors.py and
-  test_deltaspark_column_mapping.py; a table with both is read here, and writes to it refused.
+  test_deltaspark_column_mapping.py; a table with both is read here, written by sqlext and read
+  back by delta-spark.
 """
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 
-import pytest
-
 import sqlext
-from sqlext.errors import UnsupportedTableFeatureError
 from tests.support import assert_same_rows
 from tests.support.deltaspark import delta_path
 
@@ -190,8 +187,8 @@ def test_delta_spark_table_read_modified_by_sqlext_and_read_back(spark, delta_sp
 
 def test_delta_spark_table_with_deletion_vectors_and_column_mapping(spark, delta_spark, tmp_path):
     """delta-spark's table with both features (Databricks' defaults for new tables): sqlext reads
-    every version as delta-spark does (a vector under renamed columns); its writes are refused
-    and the log is left as it was."""
+    every version as delta-spark does (a vector under renamed columns); sqlext's DELETE and UPDATE
+    on it read back the same in delta-spark, which writes it again."""
     path = tmp_path / "dv_cm"
     p = delta_path(path)
     statements = (
@@ -207,7 +204,14 @@ def test_delta_spark_table_with_deletion_vectors_and_column_mapping(spark, delta
                                                       "versions": [1, 2, 3, 4]})], check=True)
     _assert_versions_match(spark, results[-1], path, [1, 2, 3, 4])
     assert sqlext.read(spark, str(path)).count() == 50 - 8
-    log_before = sorted(os.listdir(path / "_delta_log"))
-    with pytest.raises(UnsupportedTableFeatureError):
-        _sql(spark, f"DELETE FROM {p} WHERE id = 2")
-    assert sorted(os.listdir(path / "_delta_log")) == log_before
+    # sqlext writes to it (vectors under the mapped names), delta-spark reads that back and
+    # goes on writing, sqlext reads delta-spark's commit
+    _sql(spark, f"DELETE FROM {p} WHERE id = 2")                                   # v5
+    _sql(spark, f"UPDATE {p} SET w = 'sqlext' WHERE id IN (3, 10)")               # v6
+    assert sqlext.DeltaTable.forPath(spark, str(path)).history(1).collect()[0][
+        "operationMetrics"]["numDeletionVectorsAdded"] == "1"
+    results = delta_spark.batch([("sql", {"sql": f"DELETE FROM {p} WHERE w = 'sqlext'"}),  # v7
+                                 ("read_versions", {"path": str(path),
+                                                    "versions": [5, 6, 7]})], check=True)
+    _assert_versions_match(spark, results[-1], path, [5, 6, 7])
+    assert sqlext.read(spark, str(path)).count() == 50 - 8 - 1 - 2
