@@ -7,8 +7,8 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.readwriter import DataFrameReader, DataFrameWriter
 
 from sqlext.drop_in.state import (FORMAT, MODE, OPTIONS, PARTITIONS, TRUE, installed,
-                                  is_sqlext_table, record_format, record_option, record_options,
-                                  recorded, write_arguments)
+                                  is_sqlext_table, merged_options, record_format, record_option,
+                                  record_options, recorded, write_arguments)
 from sqlext.errors import SchemaMismatchError, SqlextError
 
 CHANGE_OPTIONS = {"startingversion": "startingVersion", "endingversion": "endingVersion",
@@ -38,7 +38,7 @@ def _reader_load(original, self, path=None, format=None, schema=None, **options)
     fmt = str(format or recorded(self, FORMAT, "")).lower()
     if fmt != "delta" or not installed(self._spark):
         return original(self, path, format, schema, **options)
-    merged = {**recorded(self, OPTIONS, {}), **{k.lower(): v for k, v in options.items()}}
+    merged = merged_options(self, options)
     path = path if path is not None else merged.pop("path", None)
     if path is None or not isinstance(path, str):
         raise SqlextError("spark.read.format('delta').load() reads one table: give its path "
@@ -70,9 +70,9 @@ def _writer_partition_by(original, self, *cols):
     return original(self, *cols)
 
 
-def _save_delta(self, table: str, mode, partitionBy, options: dict) -> None:
+def _save_delta(self, table: str, mode, partitionBy, merged: dict) -> None:
+    """Write through sqlext; ``merged``: the writer's options (:func:`merged_options`)."""
     from sqlext.api import write
-    merged = {**recorded(self, OPTIONS, {}), **{k.lower(): v for k, v in options.items()}}
     merged.pop("path", None)
     partitions = partitionBy if partitionBy is not None else recorded(self, PARTITIONS)
     if isinstance(partitions, str):
@@ -86,12 +86,12 @@ def _writer_save(original, self, path=None, format=None, mode=None, partitionBy=
     fmt = str(format or recorded(self, FORMAT, "")).lower()
     if fmt != "delta" or not installed(self._spark):
         return original(self, path, format, mode, partitionBy, **options)
-    merged = {**recorded(self, OPTIONS, {}), **{k.lower(): v for k, v in options.items()}}
+    merged = merged_options(self, options)
     path = path if path is not None else merged.get("path")
     if path is None:
         raise SqlextError("df.write.format('delta').save() needs the table's path: "
                           "save('/path'), or saveAsTable(name) for a named table")
-    _save_delta(self, path, mode, partitionBy, options)
+    _save_delta(self, path, mode, partitionBy, merged)
 
 
 def _writer_save_as_table(original, self, name, format=None, mode=None,  # noqa: A002
@@ -100,11 +100,12 @@ def _writer_save_as_table(original, self, name, format=None, mode=None,  # noqa:
     spark = self._spark
     if not installed(spark) or not (fmt == "delta" or is_sqlext_table(spark, name)):
         return original(self, name, format, mode, partitionBy, **options)
-    if "path" in {k.lower() for k in {**recorded(self, OPTIONS, {}), **options}}:
+    merged = merged_options(self, options)
+    if "path" in merged:
         raise SqlextError(f"saveAsTable({name!r}) with a path option: create the table at that "
                           "location with sqlext.sql(spark, \"CREATE TABLE ... USING delta "
                           "LOCATION '...'\"), then write to it; nothing was written")
-    _save_delta(self, name, mode, partitionBy, options)
+    _save_delta(self, name, mode, partitionBy, merged)
 
 
 def _writer_insert_into(original, self, tableName, overwrite=None):

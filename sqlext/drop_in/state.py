@@ -39,6 +39,12 @@ def recorded(obj, name: str, default=None):
     return obj.__dict__.get(name, default)
 
 
+def merged_options(obj, options: dict) -> dict:
+    """The options recorded on a pyspark reader/writer, overridden by ``options`` passed to the
+    final call (``load``, ``save``, ...); keys lower-cased, as Spark compares them."""
+    return {**recorded(obj, OPTIONS, {}), **{str(k).lower(): v for k, v in options.items()}}
+
+
 def record_format(original, self, source):
     """Wrapper of ``format``/``using``: remember the format, then call pyspark's."""
     self.__dict__[FORMAT] = str(source).lower()

@@ -12,6 +12,7 @@ import re
 LOG_DIR = "_delta_log"
 CHANGE_DATA_DIR = "_change_data"
 STAGING_DIR = "_sqlext_staging"      # where sqlext's writers stage files before moving them in
+HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"   # a NULL partition value in a Hive-style directory name
 
 _UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
 # part-00000-<uuid>.c000.snappy.parquet (sqlext, delta-spark) or ...-<uuid>-c000.snappy.parquet

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from sqlext.errors import UnsupportedOperationError
 from sqlext.log.column_mapping import mapping_mode
+from sqlext.log.layout import HIVE_NULL
 from sqlext.log.snapshot import Snapshot
 from sqlext.log.storage import is_local
 from sqlext.log.table import DeltaLog
@@ -23,7 +24,6 @@ MANIFEST_DIR = "_symlink_format_manifest"
 MANIFEST_FILE = "manifest"
 MODE = "symlink_format_manifest"
 MANIFEST_PROPERTY = "delta.compatibility.symlinkFormatManifest.enabled"   # regenerate per commit
-HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
 
 # Hive's ExternalCatalogUtils.escapePathName: these characters become %XX
 _ESCAPED = {chr(c) for c in range(0x01, 0x20)} | set("\"#%'*/:=?\\\x7f{[]^")

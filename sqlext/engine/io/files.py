@@ -26,12 +26,11 @@ from sqlext.engine.io.mapped_scan import physical_field, physical_type
 from sqlext.engine.schemas import quoted_column, spark_schema
 from sqlext.log.actions import AddCDCFile, AddFile, Metadata, encode_path
 from sqlext.log.column_mapping import ColumnMapping
-from sqlext.log.layout import CHANGE_DATA_DIR, STAGING_DIR
+from sqlext.log.layout import CHANGE_DATA_DIR, HIVE_NULL, STAGING_DIR
 from sqlext.log.schema import Field, parse_schema
 from sqlext.log.stats import DEFAULT_NUM_INDEXED_COLS, file_stats
 from sqlext.log.table import DeltaLog
 
-HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
 _PART_NO = re.compile(r"^part-(\d+)")
 CHANGE_TYPE = "_change_type"
 # virtual first partition column of a ``kind="mixed"`` write: true for change rows (as delta-spark's

@@ -19,9 +19,9 @@ from pyspark.sql import types as T
 
 from sqlext.engine.io import storage_bridge
 from sqlext.engine.commit import commit
-from sqlext.engine.io.files import HIVE_NULL, STAGING_DIR
 from sqlext.errors import AnalysisException, NonEmptyLocationError, SqlextError
 from sqlext.log.actions import AddFile, Metadata, encode_path
+from sqlext.log.layout import HIVE_NULL, STAGING_DIR
 from sqlext.log.protocol import protocol_for_new_table
 from sqlext.log.schema import parse_partition_value, parse_schema
 from sqlext.log.stats import DEFAULT_NUM_INDEXED_COLS, file_stats
