@@ -41,6 +41,8 @@ class ViewDef:
 
 
 def _session_key(spark: SparkSession) -> str:
+    if hasattr(spark, "session_id"):    # Spark Connect: the server's session id
+        return str(spark.session_id)
     try:
         return str(spark._jsparkSession.sessionUUID())
     except Exception:  # noqa: BLE001 - older Spark: one registry per Python session object

@@ -28,7 +28,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from sqlext.drop_in import catalog, readwriter, writer_v2
 from sqlext.drop_in.state import INSTALLED, installed, is_sqlext_table, wrap_methods
-from sqlext.engine.session import native_sql
+from sqlext.engine.session import is_connect, native_sql
 from sqlext.errors import ParseError
 
 __all__ = ["install", "installed", "uninstall"]
@@ -39,14 +39,27 @@ def install(spark: SparkSession) -> SparkSession:
 
     Idempotent. ``spark.sql`` and ``spark.table`` are replaced on this session object only.
     """
+    connect = _connect_classes() if is_connect(spark) else {}
     for module in (readwriter, writer_v2, catalog):
         for cls, wrappers in module.WRAPPERS.items():
             wrap_methods(cls, wrappers)
+            if cls.__name__ in connect:     # Spark Connect's own classes, same methods
+                wrap_methods(connect[cls.__name__],
+                             {k: v for k, v in wrappers.items() if k != "__init__"})
     if not installed(spark):
         setattr(spark, INSTALLED, True)
         spark.sql = functools.partial(_routed_sql, spark)
         spark.table = functools.partial(_routed_table, spark)
     return spark
+
+
+def _connect_classes() -> dict:
+    """Spark Connect's reader, writer and catalog classes by name (a Connect writer keeps its
+    table name itself, so its ``__init__`` is not wrapped)."""
+    from pyspark.sql.connect.catalog import Catalog
+    from pyspark.sql.connect.readwriter import (DataFrameReader, DataFrameWriter,
+                                                DataFrameWriterV2)
+    return {c.__name__: c for c in (Catalog, DataFrameReader, DataFrameWriter, DataFrameWriterV2)}
 
 
 def uninstall(spark: SparkSession) -> None:

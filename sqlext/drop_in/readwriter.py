@@ -6,9 +6,9 @@ from __future__ import annotations
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.readwriter import DataFrameReader, DataFrameWriter
 
-from sqlext.drop_in.state import (FORMAT, MODE, OPTIONS, PARTITIONS, TRUE, installed,
+from sqlext.drop_in.state import (FORMAT, MODE, OPTIONS, PARTITIONS, TRUE, frame_of, installed,
                                   is_sqlext_table, merged_options, record_format, record_option,
-                                  record_options, recorded, write_arguments)
+                                  record_options, recorded, session_of, write_arguments)
 from sqlext.errors import SchemaMismatchError, SqlextError
 
 CHANGE_OPTIONS = {"startingversion": "startingVersion", "endingversion": "endingVersion",
@@ -36,7 +36,7 @@ def read_delta(spark: SparkSession, table: str, options: dict) -> DataFrame:
 
 def _reader_load(original, self, path=None, format=None, schema=None, **options):  # noqa: A002
     fmt = str(format or recorded(self, FORMAT, "")).lower()
-    if fmt != "delta" or not installed(self._spark):
+    if fmt != "delta" or not installed(session_of(self)):
         return original(self, path, format, schema, **options)
     merged = merged_options(self, options)
     path = path if path is not None else merged.pop("path", None)
@@ -47,11 +47,11 @@ def _reader_load(original, self, path=None, format=None, schema=None, **options)
     if schema is not None:
         raise SchemaMismatchError(f"a Delta table has its own schema: drop .schema(...) when "
                                   f"reading {path} (delta-spark refuses it too)")
-    return read_delta(self._spark, path, merged)
+    return read_delta(session_of(self), path, merged)
 
 
 def _reader_table(original, self, tableName):
-    spark = self._spark
+    spark = session_of(self)
     if installed(spark) and (recorded(self, FORMAT) == "delta"
                              or is_sqlext_table(spark, tableName)):
         return read_delta(spark, tableName, recorded(self, OPTIONS, {}))
@@ -77,7 +77,7 @@ def _save_delta(self, table: str, mode, partitionBy, merged: dict) -> None:
     partitions = partitionBy if partitionBy is not None else recorded(self, PARTITIONS)
     if isinstance(partitions, str):
         partitions = [partitions]
-    write(self._df, table, mode=str(mode or recorded(self, MODE, "error")).lower(),
+    write(frame_of(self), table, mode=str(mode or recorded(self, MODE, "error")).lower(),
           partitionBy=partitions, **write_arguments(table, merged))
 
 
@@ -114,12 +114,12 @@ def _writer_insert_into(original, self, tableName, overwrite=None):
         return original(self, tableName, overwrite)
     from sqlext.api import read, write
     columns = read(spark, tableName).columns
-    if len(columns) != len(self._df.columns):
+    if len(columns) != len(frame_of(self).columns):
         raise SchemaMismatchError(f"insertInto {tableName}: the table has {len(columns)} "
-                                  f"columns, the data {len(self._df.columns)}; insertInto "
+                                  f"columns, the data {len(frame_of(self).columns)}; insertInto "
                                   "matches columns by position. Nothing was written.")
     mode = "overwrite" if overwrite or recorded(self, MODE) == "overwrite" else "append"
-    write(self._df.toDF(*columns), tableName, mode=mode)
+    write(frame_of(self).toDF(*columns), tableName, mode=mode)
 
 
 _RECORDERS = {"format": record_format, "option": record_option, "options": record_options}

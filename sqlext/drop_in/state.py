@@ -63,6 +63,21 @@ def record_options(original, self, **options):
     return original(self, **options)
 
 
+def session_of(obj) -> SparkSession:
+    """The session of a pyspark reader or writer (classic or Spark Connect)."""
+    spark = obj.__dict__.get("_spark")
+    return spark if spark is not None else obj._client
+
+
+def frame_of(writer):
+    """The DataFrame a pyspark writer writes (a Spark Connect writer holds its plan)."""
+    df = writer._df
+    if hasattr(df, "sparkSession"):
+        return df
+    from pyspark.sql.connect.dataframe import DataFrame as ConnectDataFrame
+    return ConnectDataFrame(df, writer._spark)
+
+
 def is_sqlext_table(spark: SparkSession, name: str) -> bool:
     """Whether ``name`` (not a path) names a table in sqlext's catalog."""
     from sqlext.catalog import Catalog

@@ -22,6 +22,8 @@ from pyspark.sql import functions as F
 from pyspark.sql.utils import AnalysisException as SparkAnalysisException
 from sqlglot import exp
 
+from sqlext.engine import connect_plans
+from sqlext.engine.session import is_connect
 from sqlext.errors import (AnalysisException, ParseError, SqlextError,
                            UnsupportedOperationError)
 from sqlext.log.pruning import parse_predicate
@@ -116,25 +118,37 @@ def resolve_condition(frame: DataFrame, condition, table: str, version: int,
     where = _where(table, version)
     column, text = as_column(condition, f"{operation} condition", where)
     shown = text if text is not None else str(column)
+    connect = is_connect(frame.sparkSession)
     try:
-        analysed = frame.filter(column)._jdf.queryExecution().analyzed()
+        analysed = frame.filter(column)
+        # isStreaming: an analysis by the server (a Connect filter keeps its child's cached
+        # schema, so .schema would not ask)
+        analysed = analysed.isStreaming if connect else analysed._jdf.queryExecution().analyzed()
     except PySparkException as exc:
         cls = ParseError if type(exc).__name__ == "ParseException" else AnalysisException
         raise cls(f"{where}: the {operation} condition {shown!r} is invalid: {_first_line(exc)}. "
                   f"Columns of the table: {', '.join(frame.columns)}. The table is unchanged."
                   ) from exc
-    expression = analysed.condition()
-    if has_subquery(frame.sparkSession, expression):
+    if connect:     # no JVM plan: the facts come from the text or the Column's own tree
+        references, deterministic, subquery = connect_plans.condition_facts(frame, column, text)
+    else:
+        expression = analysed.condition()
+        references, deterministic = _references(expression), expression.deterministic()
+        subquery = has_subquery(frame.sparkSession, expression)
+    if subquery:
         raise UnsupportedOperationError(
             f"{where}: subqueries are not supported in the {operation} condition {shown!r} (as "
             "in delta-spark). Compute the values first, or use MERGE. The table is unchanged.")
-    if not expression.deterministic():
+    if not deterministic:
         raise AnalysisException(
             f"{where}: the {operation} condition {shown!r} is not deterministic; the rows it "
             "selects must not change between reads. The table is unchanged.")
-    sql = expression.sql()
     tree = condition.copy() if isinstance(condition, exp.Expression) else None
-    return Condition(column, sql, _references(expression), tree or _sqlglot(text, sql))
+    if connect:     # Spark's name of a Column is no SQL sqlglot may prune with
+        sql = connect_plans.expression_sql(frame, column, text)
+        return Condition(column, sql, references, tree or _sqlglot(text, None))
+    sql = expression.sql()
+    return Condition(column, sql, references, tree or _sqlglot(text, sql))
 
 
 def _sqlglot(text: str | None, sql: str) -> exp.Expression | None:

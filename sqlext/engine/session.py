@@ -4,6 +4,7 @@ session's size settings read as bytes."""
 from __future__ import annotations
 
 import os
+import re
 import sys
 
 from pyspark.errors import PySparkException
@@ -47,15 +48,26 @@ def progress_setting(progress: bool | None, stream=None) -> str:
     return "true" if progress else "false"
 
 
-def session(progress: bool | None = None, **conf) -> SparkSession:
+def is_connect(spark) -> bool:
+    """Whether ``spark`` is a Spark Connect session (``SparkSession.builder.remote(...)``): no
+    JVM in this process, so sqlext reads and writes the log with its Python stores and asks the
+    server, through DataFrames and SQL, whatever it would ask the JVM of a classic session."""
+    return type(spark).__module__.startswith("pyspark.sql.connect")
+
+
+def session(progress: bool | None = None, remote: str | None = None, **conf) -> SparkSession:
     """A SparkSession for sqlext: the active one, or a new local one with sensible defaults.
 
     Keyword arguments are Spark settings (``session(**{"spark.sql.shuffle.partitions": "8"})``);
     ``master`` and ``app_name`` are accepted as short forms. Settings given for an already active
     session are applied to it where Spark allows (SQL settings). ``progress``: Spark's console
     progress bar for a new session (default: on when standard error is a terminal; a setting
-    ``spark.ui.showConsoleProgress`` given here wins).
+    ``spark.ui.showConsoleProgress`` given here wins). ``remote``: a Spark Connect URL
+    (``"sc://host:15002"``): a Connect session to that server, with ``conf``'s SQL settings
+    (needs the ``connect`` extra; see README, "Spark Connect").
     """
+    if remote is not None:
+        return _remote_session(remote, {k: str(v) for k, v in conf.items()})
     if "master" in conf:
         conf["spark.master"] = conf.pop("master")
     if "app_name" in conf:
@@ -82,9 +94,30 @@ def session(progress: bool | None = None, **conf) -> SparkSession:
     return spark
 
 
+def _remote_session(url: str, conf: dict) -> SparkSession:
+    try:
+        from pyspark.sql.connect.session import SparkSession as ConnectSession
+        # pyspark's functions build Connect Columns while this is set (as builder.remote sets
+        # it); a classic session of the same process must not be used meanwhile
+        os.environ["SPARK_CONNECT_MODE_ENABLED"] = "1"
+        builder = ConnectSession.builder.remote(url)
+        for key, value in conf.items():
+            if key.startswith("spark.sql."):    # the server's other settings are its own
+                builder = builder.config(key, value)
+        spark = builder.getOrCreate()
+    except ImportError as exc:
+        raise SqlextError(f"a Spark Connect session ({url}) needs pyspark's Connect client "
+                          f"libraries: pip install 'sqlext[connect]' ({exc})") from exc
+    prepare(spark)
+    return spark
+
+
 def prepare(spark: SparkSession) -> None:
     """Make a session (sqlext's or the caller's) ready for sqlext: remote log stores, writer
-    settings that do not change results."""
+    settings that do not change results. A Spark Connect session needs nothing: its log goes
+    through sqlext's Python stores, its writer settings are the server's."""
+    if is_connect(spark):
+        return
     storage_bridge.install(spark)
     hconf = spark.sparkContext._jsc.hadoopConfiguration()
     hconf.set("mapreduce.fileoutputcommitter.marksuccessfuljobs", "false")
@@ -95,6 +128,46 @@ def native_sql(spark: SparkSession, text: str, *args, **kwargs):
     """Spark's own ``spark.sql``, also on a session where :func:`sqlext.install` routed
     ``spark.sql`` through sqlext (sqlext hands statements to Spark through this)."""
     return type(spark).sql(spark, text, *args, **kwargs)
+
+
+class TempViews:
+    """Spark's temporary views of one session: the JVM's session catalog, or on a Spark Connect
+    session the server's (``spark.catalog``)."""
+
+    def __init__(self, spark: SparkSession):
+        self.spark = spark
+        self._jcatalog = None
+
+    def exists(self, name: str) -> bool:
+        """Whether Spark has a temporary view ``name``."""
+        try:
+            if is_connect(self.spark):
+                lowered = name.lower()
+                return any(t.isTemporary and t.name.lower() == lowered
+                           for t in type(self.spark.catalog).listTables(self.spark.catalog))
+            if self._jcatalog is None:
+                self._jcatalog = self.spark._jsparkSession.sessionState().catalog()
+            return bool(self._jcatalog.getTempView(name).isDefined())
+        except Exception:  # noqa: BLE001 - no temp view API: nothing shadows
+            return False
+
+
+def spark_temp_view_exists(spark: SparkSession, name: str) -> bool:
+    """Whether ``spark`` has a temporary view ``name``."""
+    return TempViews(spark).exists(name)
+
+
+def native_sql_with_views(spark: SparkSession, text: str, views: dict):
+    """``native_sql(spark, text)`` where each name of ``views`` in ``text`` stands for that
+    DataFrame. On a Spark Connect session the DataFrames' plans travel with the query (pyspark's
+    ``spark.sql(text, **dataframes)``), so the result stays valid whenever it is collected; a
+    classic session analyses the query now, so temporary views registered for the call do."""
+    if not views:
+        return native_sql(spark, text)
+    escaped = text.replace("{", "{{").replace("}", "}}")
+    names = re.compile("|".join(re.escape(n) for n in sorted(views, key=len, reverse=True)))
+    escaped = names.sub(lambda m: "{" + m.group(0) + "}", escaped)
+    return type(spark).sql(spark, escaped, **views)
 
 
 def native_table_exists(spark: SparkSession, name: str) -> bool:

@@ -14,7 +14,9 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from sqlext.engine import connect_plans
 from sqlext.engine.schemas import same_type
+from sqlext.engine.session import is_connect
 from sqlext.errors import AnalysisException
 
 
@@ -24,6 +26,8 @@ def _can_assign(spark: SparkSession, source: T.DataType, target: T.DataType) -> 
     policy = str(spark.conf.get("spark.sql.storeAssignmentPolicy", "ANSI")).upper()
     if policy == "LEGACY":
         return True
+    if is_connect(spark):
+        return connect_plans.can_cast(source, target, policy)
     jvm = spark._jvm
     cast = getattr(getattr(jvm.org.apache.spark.sql.catalyst.expressions, "Cast$"), "MODULE$")
     types = jvm.org.apache.spark.sql.types.DataType

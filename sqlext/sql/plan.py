@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pyspark.sql import DataFrame, SparkSession
 from sqlglot import exp
 
-from sqlext.engine.session import native_sql
+from sqlext.engine.session import native_sql, native_sql_with_views
 from sqlext.errors import AnalysisException
 from sqlext.sql import spark_errors
 from sqlext.sql.splice import Rendered
@@ -53,9 +53,12 @@ class CallPlan:
 
 
 def spark_sql(spark: SparkSession, sql: str, labels: dict[str, str] | None = None,
-              texts: list[Rendered] | None = None) -> DataFrame:
-    """``spark.sql(sql)`` with Spark's errors raised as sqlext's."""
+              texts: list[Rendered] | None = None, views: dict | None = None) -> DataFrame:
+    """``spark.sql(sql)`` with Spark's errors raised as sqlext's; ``views``: DataFrames the
+    names in ``sql`` stand for (see :func:`~sqlext.engine.session.native_sql_with_views`)."""
     try:
+        if views:
+            return native_sql_with_views(spark, sql, views)
         return native_sql(spark, sql)
     except spark_errors.spark_exceptions() as exc:
         raise spark_errors.translate(exc, labels, texts) from exc

@@ -20,6 +20,7 @@ from sqlglot import exp
 from sqlext.catalog import Catalog, TableRef, has_delta_log
 from sqlext.engine.read import resolve_snapshot
 from sqlext.engine.io.scan import scan
+from sqlext.engine.session import is_connect
 from sqlext.errors import AnalysisException, TableNotFoundError, UnsupportedOperationError
 from sqlext.log.column_mapping import ColumnMapping
 from sqlext.log.pruning import Pruner, referenced_columns
@@ -88,6 +89,9 @@ class ReadPlan:
 
     def dataframe(self, spark: SparkSession) -> DataFrame:
         """Run the (query) tree with its views bound."""
+        if is_connect(spark):   # a lazy plan: the views' plans go with it
+            views = {b.name: b.dataframe(spark) for b in self.bindings}
+            return P.spark_sql(spark, self.sql(), self.labels, [self.rendered], views)
         with P.bound(spark, self.bindings):
             return P.spark_sql(spark, self.sql(), self.labels, [self.rendered])
 

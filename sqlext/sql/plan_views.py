@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from sqlext.engine.session import native_table_exists
+from sqlext.engine.session import native_table_exists, spark_temp_view_exists
 from sqlext.errors import AnalysisException, TableAlreadyExistsError, UnsupportedOperationError
 from sqlext.sql import plan as P
 from sqlext.sql import splice
@@ -126,9 +126,8 @@ def _exists(view: ViewDef, if_not_exists: bool):
 
 def _spark_view_exists(spark, table: exp.Table, temporary: bool) -> bool:
     try:
-        catalog = spark._jsparkSession.sessionState().catalog()
         if temporary or not table.args.get("db"):
-            if catalog.getTempView(table.name).isDefined():
+            if spark_temp_view_exists(spark, table.name):
                 return True
         if temporary:
             return False

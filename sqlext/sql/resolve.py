@@ -17,6 +17,7 @@ from sqlglot import exp
 
 from sqlext.catalog import (Catalog, TableRef, ViewDef, ViewStore, has_delta_log, spark_name,
                             split_name)
+from sqlext.engine.session import TempViews
 from sqlext.errors import AnalysisException
 from sqlext.log.storage import normalize_location
 from sqlext.sql.nodes import delta_path
@@ -161,9 +162,6 @@ class Resolver:
 
     def spark_temp_view(self, name: str) -> bool:
         """Whether Spark has a temporary view ``name`` (it shadows tables, as in Spark)."""
-        try:
-            if self._session_catalog is None:
-                self._session_catalog = self.spark._jsparkSession.sessionState().catalog()
-            return bool(self._session_catalog.getTempView(name).isDefined())
-        except Exception:  # noqa: BLE001 - no temp view API: nothing shadows
-            return False
+        if self._session_catalog is None:
+            self._session_catalog = TempViews(self.spark)
+        return self._session_catalog.exists(name)

@@ -23,6 +23,7 @@ import time
 from sqlglot.errors import TokenError
 from sqlglot.tokens import TokenType
 
+from sqlext.engine.session import is_connect
 from sqlext.errors import SqlextError
 from sqlext.sql.table_format import render, render_vertical
 from sqlext.version import VERSION
@@ -47,6 +48,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--no-progress", dest="progress", action="store_false", default=None,
                         help="no Spark progress bar (default: shown when stderr is a terminal)")
     parser.add_argument("--master", help="Spark master URL (default local[2])")
+    parser.add_argument("--remote", help="a Spark Connect server's URL (sc://host:15002) to run "
+                        "on instead of a local Spark")
     parser.add_argument("--name", help="Spark application name")
     parser.add_argument("--conf", action="append", default=[], metavar="K=V",
                         help="a Spark setting (repeatable)")
@@ -176,7 +179,9 @@ class Shell:
         if not self.cancelled:
             self.cancelled = True
             print("\nCancelling the running statement...", file=self.err)
-            threading.Thread(target=self.spark.sparkContext.cancelAllJobs, daemon=True).start()
+            cancel = (self.spark.interruptAll if is_connect(self.spark)
+                      else self.spark.sparkContext.cancelAllJobs)
+            threading.Thread(target=cancel, daemon=True).start()
 
     # --- interactive ----------------------------------------------------------------------------
 
@@ -279,7 +284,7 @@ def main(argv: list[str] | None = None) -> int:
     conf = _settings(args)
     import sqlext
 
-    spark = sqlext.session(progress=args.progress, **conf)
+    spark = sqlext.session(progress=args.progress, remote=args.remote, **conf)
     if not args.verbose:
         _quiet(spark)
     shell = Shell(spark, silent=args.silent, verbose=args.verbose, vertical=args.vertical)
@@ -302,7 +307,8 @@ def _quiet(spark) -> None:
     """Errors are printed once, by the shell: silence Spark's log and pyspark's error loggers."""
     from pyspark.logger import PySparkLogger
 
-    spark.sparkContext.setLogLevel("OFF")
+    if not is_connect(spark):     # a Connect server's log is the server's
+        spark.sparkContext.setLogLevel("OFF")
     for name in ("SQLQueryContextLogger", "DataFrameQueryContextLogger"):
         PySparkLogger.getLogger(name).disabled = True
 

@@ -13,6 +13,8 @@ from pyspark.sql import SparkSession
 from pyspark.sql import types as T
 from sqlglot import exp
 
+from sqlext.engine import connect_plans
+from sqlext.engine.session import is_connect
 from sqlext.errors import AnalysisException, UnsupportedOperationError
 
 _ALLOWED_CONSTRAINTS = (exp.NotNullColumnConstraint, exp.CommentColumnConstraint)
@@ -33,12 +35,15 @@ def struct_from_columns(spark: SparkSession, columns: list[exp.Expression],
                     "supported; a column definition may have NOT NULL and COMMENT")
         defs.append(col.sql(dialect="spark"))
     try:
-        jvm_types = spark._jvm.org.apache.spark.sql.types
-        schema_json = jvm_types.StructType.fromDDL(", ".join(defs)).json()
+        if is_connect(spark):
+            schema = connect_plans.ddl_schema(spark, ", ".join(defs))
+        else:
+            jvm_types = spark._jvm.org.apache.spark.sql.types
+            schema_json = jvm_types.StructType.fromDDL(", ".join(defs)).json()
+            schema = T.StructType.fromJson(json.loads(schema_json))
     except Exception as exc:  # noqa: BLE001 - Spark's parser rejects the definition
         raise AnalysisException(f"table {table}: invalid column definitions "
                                 f"({', '.join(defs)}): {str(exc).splitlines()[0]}") from exc
-    schema = T.StructType.fromJson(json.loads(schema_json))
     names = [f.name.lower() for f in schema.fields]
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:

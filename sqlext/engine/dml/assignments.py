@@ -23,7 +23,9 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from sqlext.engine import connect_plans
 from sqlext.engine.conditions import RUNTIME_ERROR_MARK, as_column, has_subquery
+from sqlext.engine.session import is_connect
 from sqlext.engine.constraints import constraint_error
 from sqlext.engine.schemas import quoted_column, same_type
 from sqlext.errors import AnalysisException, SqlextError, UnsupportedOperationError
@@ -60,26 +62,40 @@ def one_row_projection(frame: DataFrame, columns: list[Column], where: str, what
     """``frame.select(*columns)`` and its analysed plan, after checking that every column is an
     expression over one row: no window function, aggregate or generator (which would make the
     plan anything but one projection of ``frame``), no subquery."""
+    connect = is_connect(frame.sparkSession)
     try:
         projected = frame.select(*columns)
-        plan = projected._jdf.queryExecution().analyzed()
+        plan = None if connect else projected._jdf.queryExecution().analyzed()
+        if connect:
+            # the server analyses the projection; over a one-row filter an aggregate, window
+            # function or generator no longer has the shape of one projection and fails
+            projected.isStreaming  # noqa: B018 - an analysis by the server
     except PySparkException as exc:
         raise AnalysisException(f"{where}: a value of {what} is invalid: {_first_line(exc)}. "
                                 f"Columns: {', '.join(frame.columns)}. The table is unchanged."
                                 ) from exc
+    if connect:
+        connect_plans.check_one_row(columns, lambda why: _refuse_values(why, where, what))
+        return projected, plan
     base = frame._jdf.queryExecution().analyzed()
     if plan.nodeName() != "Project" or not plan.child().equals(base):
-        raise AnalysisException(
-            f"{where}: the values of {what} must be expressions over one row: window functions, "
-            "aggregate functions and generators (explode, ...) are not allowed, as in "
-            "delta-spark. The table is unchanged.")
+        _refuse_values("window", where, what)
     expressions = plan.expressions()
     for i in range(expressions.size()):
         if has_subquery(frame.sparkSession, expressions.apply(i)):
-            raise UnsupportedOperationError(
-                f"{where}: subqueries are not supported in the values of {what} (as in "
-                "delta-spark). The table is unchanged.")
+            _refuse_values("subquery", where, what)
     return projected, plan
+
+
+def _refuse_values(why: str, where: str, what: str) -> None:
+    if why == "subquery":
+        raise UnsupportedOperationError(
+            f"{where}: subqueries are not supported in the values of {what} (as in "
+            "delta-spark). The table is unchanged.")
+    raise AnalysisException(
+        f"{where}: the values of {what} must be expressions over one row: window functions, "
+        "aggregate functions and generators (explode, ...) are not allowed, as in "
+        "delta-spark. The table is unchanged.")
 
 
 # --- store assignment casts ----------------------------------------------------------------------
@@ -110,6 +126,8 @@ class _Caster:
     shown: str
 
     def allowed(self, source: T.DataType, target: T.DataType) -> bool:
+        if is_connect(self.session):
+            return connect_plans.can_cast(source, target, self.policy)
         jvm = self.session.sparkContext._jvm
         cast = jvm.org.apache.spark.sql.catalyst.expressions.Cast
         parse = self.session._jsparkSession.parseDataType

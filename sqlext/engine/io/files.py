@@ -149,7 +149,7 @@ def write_files(spark: SparkSession, df: DataFrame, log: DeltaLog, partition_col
     moved: list[str] = []    # files already in the table's directory, deleted if this fails
     try:
         with _unsorted_if(spark, mixed and not partition_columns):
-            (df.write.mode("errorifexists").partitionBy(*write_partitions)
+            (df.write.mode("error").partitionBy(*write_partitions)
              .option("compression", "snappy").parquet(staging))
         written = storage_bridge.list_files(spark, staging)
         fields = [f for f in parse_schema(table_schema.json())

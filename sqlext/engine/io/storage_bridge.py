@@ -1,5 +1,8 @@
 """Connects the kernel's log stores to Spark: non-local table locations (hdfs://, s3a://, ...) go
 through Hadoop's FileSystem API in the session's JVM; data files are moved with the same API.
+A Spark Connect session has no JVM in this process: its data files are moved, listed and read
+through pyarrow's file systems (local paths, s3://, gs://, abfs://, hdfs:// where pyarrow has
+them), and its log through the kernel's Python stores.
 """
 
 from __future__ import annotations
@@ -11,6 +14,16 @@ from pyspark.sql import SparkSession
 
 from sqlext.log import s3_store, storage
 from sqlext.log.hadoop_store import HadoopLogStore
+
+
+def _arrow(spark: SparkSession, path: str):
+    """(pyarrow file system, path in it) for a non-local ``path`` of a Spark Connect session;
+    None for a classic session (the JVM's Hadoop file systems serve it)."""
+    from sqlext.engine.session import is_connect
+    if not is_connect(spark):
+        return None
+    from pyarrow import fs
+    return fs.FileSystem.from_uri(path.replace("s3a://", "s3://", 1))
 
 
 def install(spark: SparkSession) -> None:
@@ -49,6 +62,12 @@ def move_file(spark: SparkSession, source: str, target: str) -> None:
         os.makedirs(os.path.dirname(target), exist_ok=True)
         os.replace(source, target)
         return
+    arrow = _arrow(spark, target)
+    if arrow is not None:
+        filesystem, dst = arrow
+        filesystem.create_dir(dst.rsplit("/", 1)[0], recursive=True)
+        filesystem.move(_arrow(spark, source)[1], dst)
+        return
     jvm = spark.sparkContext._jvm
     conf = spark.sparkContext._jsc.hadoopConfiguration()
     src, dst = jvm.org.apache.hadoop.fs.Path(source), jvm.org.apache.hadoop.fs.Path(target)
@@ -67,6 +86,16 @@ def remove_tree(spark: SparkSession, path: str) -> None:
             return
         shutil.rmtree(local, ignore_errors=True)
         return
+    arrow = _arrow(spark, path)
+    if arrow is not None:
+        from pyarrow import fs
+        filesystem, target = arrow
+        kind = filesystem.get_file_info(target).type
+        if kind == fs.FileType.Directory:
+            filesystem.delete_dir(target)
+        elif kind == fs.FileType.File:
+            filesystem.delete_file(target)
+        return
     jvm = spark.sparkContext._jvm
     p = jvm.org.apache.hadoop.fs.Path(path)
     p.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()).delete(p, True)
@@ -77,6 +106,15 @@ def remove_empty_dir(spark: SparkSession, path: str) -> None:
     if storage.is_local(path):
         try:
             os.rmdir(storage.normalize_location(path))
+        except OSError:
+            pass
+        return
+    arrow = _arrow(spark, path)
+    if arrow is not None:
+        filesystem, target = arrow
+        try:
+            if not filesystem.get_file_info(_selector(target)):
+                filesystem.delete_dir(target)
         except OSError:
             pass
         return
@@ -103,6 +141,17 @@ def list_files(spark: SparkSession, root: str) -> list[tuple[str, int, int]]:
                 st = os.stat(full)
                 out.append((os.path.relpath(full, root), st.st_size, st.st_mtime_ns // 1_000_000))
         return out
+    arrow = _arrow(spark, root)
+    if arrow is not None:
+        from pyarrow import fs
+        filesystem, base = arrow
+        for info in filesystem.get_file_info(_selector(base, recursive=True)):
+            rel = info.path[len(base.rstrip("/")) + 1:]
+            if info.type != fs.FileType.File or any(
+                    part.startswith((".", "_")) for part in rel.split("/")):
+                continue
+            out.append((rel, info.size, info.mtime_ns // 1_000_000 if info.mtime_ns else 0))
+        return out
     jvm = spark.sparkContext._jvm
     conf = spark.sparkContext._jsc.hadoopConfiguration()
     base = jvm.org.apache.hadoop.fs.Path(root)
@@ -124,6 +173,15 @@ def open_for_footer(spark: SparkSession, path: str):
     if storage.is_local(path):
         return storage.normalize_location(path)
     import pyarrow as pa
-    from sqlext.log.hadoop_store import HadoopLogStore
+    arrow = _arrow(spark, path)
+    if arrow is not None:
+        filesystem, target = arrow
+        with filesystem.open_input_file(target) as handle:
+            return pa.BufferReader(handle.read())
     jvm = spark.sparkContext._jvm
     return pa.BufferReader(HadoopLogStore(jvm, spark.sparkContext._jsc.hadoopConfiguration()).read(path))
+
+
+def _selector(path: str, recursive: bool = False):
+    from pyarrow import fs
+    return fs.FileSelector(path, allow_not_found=True, recursive=recursive)

@@ -20,12 +20,14 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from sqlglot import exp
 
+from sqlext.engine import connect_plans
 from sqlext.engine.dml.assignments import assign, split_name, target_path
 from sqlext.engine.conditions import Condition, resolve_condition
 from sqlext.engine.dml.command import table_frame
 from sqlext.engine.merge.clauses import (KIND_NAMES, MATCHED, NOT_MATCHED, NOT_MATCHED_BY_SOURCE,
                                          Clause)
 from sqlext.engine.schemas import quote_identifier, spark_schema
+from sqlext.engine.session import is_connect
 from sqlext.errors import AnalysisException
 from sqlext.log.snapshot import Snapshot
 
@@ -39,6 +41,8 @@ UPDATE, DELETE, INSERT, COPY = "U", "D", "I", "C"
 
 def source_alias(df: DataFrame) -> str | None:
     """The alias of a DataFrame (``df.alias("s")``), or None."""
+    if is_connect(df.sparkSession):
+        return connect_plans.dataframe_alias(df)
     try:
         plan = df._jdf.queryExecution().analyzed()
         return str(plan.alias()) if plan.nodeName() == "SubqueryAlias" else None
@@ -97,8 +101,10 @@ def check_clause_order(clauses: tuple[Clause, ...], where: str) -> None:
 def _plain_columns(project, columns: list[str]) -> dict[int, str]:
     """``{position: column name}`` for the expressions of an analysed ``Project`` over one
     relation that are just one of its columns (``columns``: the relation's, each name unique)."""
-    unique = {c for c in columns if sum(o.lower() == c.lower() for o in columns) == 1}
     out = {}
+    if project is None:     # no analysed plan (Spark Connect): every value is computed
+        return out
+    unique = {c for c in columns if sum(o.lower() == c.lower() for o in columns) == 1}
     expressions = project.projectList()
     for i in range(expressions.size()):
         item = expressions.apply(i)

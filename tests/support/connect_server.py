@@ -1,0 +1,79 @@
+"""A local Spark Connect server in its own process, for tests of sqlext on Connect sessions.
+
+pyspark ships the server (``spark-connect_*.jar``); it is started with ``spark-submit --class
+org.apache.spark.sql.connect.service.SparkConnectServer`` on a free port, with the test session's
+settings (:data:`tests.support.spark.SPARK_CONF`), and stopped by :meth:`ConnectServer.stop`.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from tests.support.spark import MASTER, SPARK_CONF
+
+SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
+
+
+def free_port() -> int:
+    """A TCP port nothing listens on now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class ConnectServer:
+    """A Spark Connect server on ``127.0.0.1:<port>`` (``url``), with its warehouse at
+    ``warehouse``; its output goes to ``<warehouse>/../connect-server.log``."""
+
+    def __init__(self, warehouse: Path, timeout: float = 120.0):
+        import pyspark
+        home = os.path.dirname(pyspark.__file__)
+        self.port = free_port()
+        self.url = f"sc://127.0.0.1:{self.port}"
+        conf = {**SPARK_CONF, "spark.sql.warehouse.dir": str(warehouse),
+                "spark.connect.grpc.binding.address": "127.0.0.1",
+                "spark.connect.grpc.binding.port": str(self.port),
+                "spark.driver.memory": "1g"}
+        command = [os.path.join(home, "bin", "spark-submit"), "--master", MASTER,
+                   "--class", SERVER_CLASS]
+        for key, value in conf.items():
+            command += ["--conf", f"{key}={value}"]
+        command.append("spark-internal")
+        env = dict(os.environ, SPARK_HOME=home, PYSPARK_PYTHON=sys.executable,
+                   SPARK_LOCAL_IP="127.0.0.1")
+        env.pop("SPARK_CONNECT_MODE_ENABLED", None)
+        self.log = warehouse.parent / "connect-server.log"
+        with open(self.log, "wb") as out:
+            self.process = subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT,
+                                            start_new_session=True)
+        self._wait(timeout)
+
+    def _wait(self, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"the Spark Connect server exited ({self.process.returncode}); "
+                                   f"see {self.log}:\n{self.log.read_text()[-3000:]}")
+            try:
+                socket.create_connection(("127.0.0.1", self.port), 0.5).close()
+                return
+            except OSError:
+                time.sleep(0.3)
+        self.stop()
+        raise RuntimeError(f"the Spark Connect server did not listen within {timeout}s; see "
+                           f"{self.log}")
+
+    def stop(self) -> None:
+        """Stop the server (and its JVM) and wait for it."""
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
