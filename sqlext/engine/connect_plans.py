@@ -38,9 +38,14 @@ def has_subquery_text(tree: exp.Expression | None) -> bool:
     return tree is not None and tree.find(exp.Subquery, exp.Select, exp.Exists) is not None
 
 
+#: stands, among a Column's column names, for a reference whose column cannot be told
+UNKNOWN = "\0unknown"
+
+
 def _connect_parts(column: Column):
-    """(column names, function names, SQL texts) a Connect Column's expression tree names;
-    None when the tree holds something whose columns cannot be told (a star, an unknown node)."""
+    """(column names, function names, SQL texts) a Connect Column's expression tree names
+    (:data:`UNKNOWN` among the names for a star or a quoted name); None when it holds a
+    subquery."""
     from pyspark.sql.connect import expressions as E
     names, functions, texts = set(), set(), []
     stack = [getattr(column, "_expr", None)]
@@ -53,15 +58,15 @@ def _connect_parts(column: Column):
             continue
         if isinstance(node, E.ColumnReference):
             identifier = node._unparsed_identifier
-            if "`" in identifier:   # a quoted name may hold dots: its column is not told here
-                return None
-            names.add(identifier.split(".")[-1].lower())
+            # a quoted name may hold dots: which column it is is not told here
+            names.add(UNKNOWN if "`" in identifier else identifier.split(".")[-1].lower())
         elif isinstance(node, E.SQLExpression):
             texts.append(node._expr)
         elif isinstance(node, E.UnresolvedFunction):
             functions.add(node._name.lower())
-        elif isinstance(node, (E.UnresolvedStar, E.UnresolvedRegex)) \
-                or type(node).__name__ == "SubqueryExpression":
+        elif isinstance(node, (E.UnresolvedStar, E.UnresolvedRegex)):
+            names.add(UNKNOWN)
+        elif type(node).__name__ == "SubqueryExpression":
             return None
         if isinstance(node, E.Expression):
             stack.extend(v for k, v in vars(node).items() if k != "_plan_id")
@@ -79,8 +84,10 @@ def condition_facts(frame: DataFrame, column: Column, text: str | None
     if text is None:
         parts = _connect_parts(column)
         if parts is None:
-            return everything, True, False
+            return everything, True, True
         names, functions, texts = parts[0], parts[1], parts[2]
+        if UNKNOWN in names:
+            names = set(everything)
     subquery = False
     for piece in texts:
         tree = sql_tree(piece)
@@ -160,7 +167,7 @@ def can_cast(source: T.DataType, target: T.DataType, policy: str) -> bool:
     numeric = isinstance(source, T.NumericType) and isinstance(target, T.NumericType)
     datetime = (T.DateType, T.TimestampType, T.TimestampNTZType)
     if policy == "LEGACY":
-        return True
+        return _legacy_cast(source, target)
     if policy == "ANSI":
         return (numeric or isinstance(target, T.StringType)
                 or (isinstance(source, datetime) and isinstance(target, datetime)))
@@ -171,7 +178,7 @@ def can_cast(source: T.DataType, target: T.DataType, policy: str) -> bool:
         if isinstance(target, T.DoubleType):
             return not isinstance(source, T.DecimalType)
         if isinstance(target, T.FloatType):
-            return type(source) in order[:3]
+            return type(source) in order
         if isinstance(target, T.DecimalType):
             width = {T.ByteType: 3, T.ShortType: 5, T.IntegerType: 10, T.LongType: 20}
             if isinstance(source, T.DecimalType):
@@ -179,9 +186,34 @@ def can_cast(source: T.DataType, target: T.DataType, policy: str) -> bool:
                         and target.scale >= source.scale)
             return type(source) in width and target.precision - target.scale >= width[type(source)]
         return False
-    if isinstance(source, T.DateType) and isinstance(target, (T.TimestampType, T.TimestampNTZType)):
+    timestamps = (T.TimestampType, T.TimestampNTZType)
+    if isinstance(source, (T.DateType, *timestamps)) and isinstance(target, timestamps):
         return True
-    return isinstance(target, T.StringType) and not isinstance(source, T.BinaryType)
+    if {type(source), type(target)} == {T.LongType, T.TimestampType}:
+        return True
+    return isinstance(target, T.StringType)
+
+
+def _legacy_cast(source: T.DataType, target: T.DataType) -> bool:
+    """Spark's ``Cast.canCast`` for atomic types."""
+    integral = (T.ByteType, T.ShortType, T.IntegerType, T.LongType)
+    if isinstance(source, T.StringType) or isinstance(target, T.StringType):
+        return True
+    if isinstance(target, T.BinaryType):
+        return isinstance(source, integral)
+    if isinstance(source, T.BinaryType):
+        return False
+    if isinstance(target, T.BooleanType):
+        return isinstance(source, (T.NumericType, T.DateType, T.TimestampType))
+    if isinstance(target, T.TimestampType):
+        return True
+    if isinstance(target, T.TimestampNTZType):
+        return isinstance(source, (T.DateType, T.TimestampType))
+    if isinstance(target, T.DateType):
+        return isinstance(source, (T.TimestampType, T.TimestampNTZType))
+    if isinstance(target, T.NumericType):
+        return isinstance(source, (T.NumericType, T.BooleanType, T.TimestampType, T.DateType))
+    return False
 
 
 def dataframe_alias(df: DataFrame) -> str | None:

@@ -9,6 +9,8 @@ stores. Results are checked with delta-rs (``deltalake``) reading the tables sql
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 
 import pytest
 
@@ -19,13 +21,20 @@ from tests.support.connect_server import ConnectServer  # noqa: E402
 
 
 @pytest.fixture(scope="module")
-def connect(tmp_path_factory):
+def server(tmp_path_factory):
+    """The module's local Spark Connect server."""
+    warehouse = tmp_path_factory.mktemp("connect") / "warehouse"
+    warehouse.mkdir()
+    running = ConnectServer(warehouse)
+    yield running
+    running.stop()
+
+
+@pytest.fixture(scope="module")
+def connect(server):
     """A Spark Connect session to a local server, via ``sqlext.session(remote=...)``."""
     import sqlext
     from sqlext.catalog.views import TEMPORARY_VIEWS
-    warehouse = tmp_path_factory.mktemp("connect") / "warehouse"
-    warehouse.mkdir()
-    server = ConnectServer(warehouse)
     had_mode = "SPARK_CONNECT_MODE_ENABLED" in os.environ
     try:
         session = sqlext.session(remote=server.url)
@@ -35,7 +44,6 @@ def connect(tmp_path_factory):
         if not had_mode:    # pyspark's functions build classic Columns again
             os.environ.pop("SPARK_CONNECT_MODE_ENABLED", None)
         TEMPORARY_VIEWS.clear()
-        server.stop()
 
 
 def rows(table, order="id"):
@@ -147,6 +155,27 @@ def test_sql_statements(connect):
     location = sqlext.DeltaTable.forName(connect, "cx").detail().first().location
     data = deltalake.DeltaTable(location).to_pyarrow_table().to_pylist()
     assert sorted((r["id"], r["v"]) for r in data) == [(2, "c"), (3, "n")]
+
+
+def test_spark_temp_view_shadows_and_shell(connect, server):
+    import sqlext
+    sqlext.sql(connect, "CREATE TABLE sh (id BIGINT) USING delta")
+    sqlext.sql(connect, "INSERT INTO sh VALUES (1), (2)")
+    connect.createDataFrame([(9,)], "id long").createOrReplaceTempView("sh")
+    try:    # a Spark temporary view shadows the table, as in Spark
+        assert spark_rows(sqlext.sql(connect, "SELECT id FROM sh")) == [(9,)]
+    finally:
+        connect.catalog.dropTempView("sh")
+    assert spark_rows(sqlext.sql(connect, "SELECT id FROM sh")) == [(1,), (2,)]
+    # the sqlext-sql shell on the same server (its own Connect session, same warehouse)
+    shell = subprocess.run([sys.executable, "-m", "sqlext.sql", "--remote", server.url, "-S",
+                            "-e", "DELETE FROM sh WHERE id = 1; SELECT id * 10 AS x FROM sh"],
+                           capture_output=True, text=True, timeout=300,
+                           env={k: v for k, v in os.environ.items()
+                                if k != "SPARK_CONNECT_MODE_ENABLED"})
+    assert shell.returncode == 0, shell.stderr[-2000:]
+    assert "20" in shell.stdout and "10" not in shell.stdout.replace("x", "")
+    assert spark_rows(sqlext.sql(connect, "SELECT id FROM sh")) == [(2,)]
 
 
 def test_install_drop_in(connect, tmp_path):
