@@ -208,6 +208,27 @@ def test_install_drop_in(connect, tmp_path):
         drop_in.uninstall(connect)
 
 
+def test_maintenance_and_ddl(connect, tmp_path):
+    import sqlext
+    path = str(tmp_path / "m")
+    df = connect.createDataFrame([(1, "a", "d1"), (2, "b", "d2")], "id long, v string, day string")
+    sqlext.write(df, path, partitionBy=["day"])
+    sqlext.write(df, path)                                                      # v1: 4 files
+    t = sqlext.DeltaTable.forPath(connect, path)
+    metrics = t.optimize().executeCompaction().first().metrics                  # v2
+    assert (metrics.numFilesRemoved, metrics.numFilesAdded) == (4, 2)
+    assert len(deltalake.DeltaTable(path).file_uris()) == 2
+    t.restoreToVersion(0)                                                       # v3
+    assert rows(path) == [("d1", 1, "a"), ("d2", 2, "b")]
+    sqlext.sql(connect, f"ALTER TABLE delta.`{path}` ADD COLUMNS (z INT)")      # v4
+    assert "z" in deltalake.DeltaTable(path).schema().to_arrow().names
+    sqlext.sql(connect, f"CREATE TABLE mc SHALLOW CLONE delta.`{path}`")
+    assert spark_rows(sqlext.sql(connect, "SELECT id FROM mc")) == [(1,), (2,)]
+    assert sqlext.sql(connect, f"VACUUM delta.`{path}` RETAIN 168 HOURS DRY RUN").count() == 0
+    assert [r.operation for r in t.history().orderBy("version").collect()] == [
+        "WRITE", "WRITE", "OPTIMIZE", "RESTORE", "ADD COLUMNS"]
+
+
 def test_refusals_are_sqlext_errors(connect, tmp_path):
     import sqlext
     from sqlext.errors import AnalysisException, UnsupportedOperationError
