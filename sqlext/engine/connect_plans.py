@@ -14,7 +14,6 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import types as T
 from sqlglot import exp
 
-from sqlext.errors import UnsupportedOperationError
 from sqlext.log.pruning import parse_predicate
 
 #: Spark functions whose value changes between evaluations (Spark marks them non-deterministic)
@@ -127,7 +126,7 @@ def check_one_row(columns: list[Column], refuse) -> None:
         if parts is None:
             refuse("subquery")
             continue
-        names, functions, texts = parts
+        _, functions, texts = parts
         stack = [column._expr]
         while stack:
             node = stack.pop()
