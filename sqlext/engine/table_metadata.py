@@ -53,8 +53,10 @@ def stage_metadata(txn, metadata: Metadata) -> None:
     """Stage ``metadata`` on ``txn`` with the protocol it needs (see the module docstring)."""
     txn.update_metadata(metadata)
     if txn.snapshot is None:
-        txn.update_protocol(protocol_for_new_table(metadata.configuration))
+        txn.update_protocol(protocol_for_new_table(metadata.configuration,
+                                                   metadata.schema_string))
         return
-    upgraded = upgrade_for_configuration(txn.snapshot.protocol, metadata.configuration)
+    upgraded = upgrade_for_configuration(txn.snapshot.protocol, metadata.configuration,
+                                         metadata.schema_string)
     if upgraded is not None:
         txn.update_protocol(upgraded)

@@ -10,28 +10,46 @@ from __future__ import annotations
 import json
 
 from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from sqlglot import exp
 
 from sqlext.errors import AnalysisException, UnsupportedOperationError
+from sqlext.log.generated import (GENERATION_EXPRESSION, generation_expressions,
+                                  identity_columns, identity_metadata)
+from sqlext.sql.splice import render
 
 _ALLOWED_CONSTRAINTS = (exp.NotNullColumnConstraint, exp.CommentColumnConstraint)
+_GENERATION = (exp.ComputedColumnConstraint, exp.GeneratedAsIdentityColumnConstraint)
 
 
 def struct_from_columns(spark: SparkSession, columns: list[exp.Expression],
                         table: str) -> T.StructType:
     """The Spark schema of ``CREATE TABLE t (<columns>)`` / ``ADD COLUMNS (<columns>)``."""
     defs = []
+    generation: dict[str, dict] = {}
     for col in columns:
         if not isinstance(col, exp.ColumnDef) or col.args.get("kind") is None:
             raise AnalysisException(f"table {table}: column {col.sql(dialect='spark')} needs a "
                                     "type, e.g. (id BIGINT, name STRING)")
+        kept = []
         for constraint in col.args.get("constraints") or []:
-            if not isinstance(constraint.args.get("kind"), _ALLOWED_CONSTRAINTS):
+            kind = constraint.args.get("kind")
+            if isinstance(kind, _GENERATION):
+                if col.name in generation:
+                    raise AnalysisException(f"table {table}: column {col.name} has two "
+                                            "GENERATED clauses")
+                generation[col.name] = _generation_metadata(col, kind, table)
+                continue
+            if not isinstance(kind, _ALLOWED_CONSTRAINTS):
                 raise UnsupportedOperationError(
                     f"table {table}: column {col.name}: {constraint.sql(dialect='spark')} is not "
-                    "supported; a column definition may have NOT NULL and COMMENT")
-        defs.append(col.sql(dialect="spark"))
+                    "supported; a column definition may have NOT NULL, COMMENT, GENERATED "
+                    "ALWAYS AS (expr) and GENERATED ALWAYS | BY DEFAULT AS IDENTITY")
+            kept.append(constraint)
+        plain = col.copy()
+        plain.set("constraints", [c.copy() for c in kept] or None)
+        defs.append(plain.sql(dialect="spark"))
     try:
         jvm_types = spark._jvm.org.apache.spark.sql.types
         schema_json = jvm_types.StructType.fromDDL(", ".join(defs)).json()
@@ -43,7 +61,79 @@ def struct_from_columns(spark: SparkSession, columns: list[exp.Expression],
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:
         raise AnalysisException(f"table {table}: duplicate column name(s) {dupes}")
+    if generation:
+        schema = T.StructType([
+            T.StructField(f.name, f.dataType, f.nullable,
+                          {**(f.metadata or {}), **generation.get(f.name, {})})
+            for f in schema.fields])
+        check_generated_schema(spark, schema, table)
     return schema
+
+
+def _generation_metadata(col: exp.ColumnDef, kind: exp.Expression, table: str) -> dict:
+    """The field metadata of ``GENERATED ALWAYS AS (expr)`` (the expression as written) or of
+    ``GENERATED ALWAYS | BY DEFAULT AS IDENTITY [(START WITH s INCREMENT BY n)]``."""
+    if isinstance(kind, exp.ComputedColumnConstraint):
+        return {GENERATION_EXPRESSION: render(kind.this).text}
+    dtype = col.args["kind"]
+    if not dtype.is_type(exp.DataType.Type.BIGINT):
+        raise AnalysisException(f"table {table}: column {col.name}: an IDENTITY column must be "
+                                f"BIGINT, not {dtype.sql(dialect='spark')} (as in delta-spark)")
+    start, step = (_integer(kind.args.get(k), 1, col.name, table) for k in ("start", "increment"))
+    if step == 0:
+        raise AnalysisException(f"table {table}: column {col.name}: IDENTITY INCREMENT BY "
+                                "cannot be 0")
+    return identity_metadata(start, step, allow_explicit_insert=not kind.this)
+
+
+def _integer(node: exp.Expression | None, default: int, column: str, table: str) -> int:
+    if node is None:
+        return default
+    negative = isinstance(node, exp.Neg)
+    literal = node.this if negative else node
+    if not isinstance(literal, exp.Literal) or literal.is_string:
+        raise AnalysisException(f"table {table}: column {column}: IDENTITY START WITH and "
+                                f"INCREMENT BY take integer literals, not {node.sql()}")
+    value = int(literal.this)
+    return -value if negative else value
+
+
+def check_generated_schema(spark: SparkSession, schema: T.StructType, table: str) -> None:
+    """Refuse generated columns whose expression does not analyse over the table's other
+    columns, or that read another generated column (as delta-spark does); an identity column
+    cannot be generated too."""
+    expressions = generation_expressions(schema.json())
+    idents = identity_columns(schema.json())
+    for name in expressions:
+        if name in idents:
+            raise AnalysisException(f"table {table}: column {name} cannot be both a generated "
+                                    "and an IDENTITY column")
+    if not expressions:
+        return
+    empty = spark.createDataFrame([], schema)
+    for name, expression in expressions.items():
+        try:
+            empty.select(F.expr(expression).alias("v")).schema    # analysed, not run
+        except Exception as exc:  # noqa: BLE001 - Spark's analyser rejects the expression
+            raise AnalysisException(
+                f"table {table}: the generation expression of column {name} ({expression}) is "
+                f"invalid: {str(exc).strip().splitlines()[0]}") from exc
+        reads = {c.lower() for c in _referenced(expression)}
+        others = [g for g in expressions if g.lower() in reads]
+        if others:
+            raise AnalysisException(f"table {table}: the generation expression of column {name} "
+                                    f"reads the generated column(s) {others}, which delta-spark "
+                                    "does not allow")
+
+
+def _referenced(expression: str) -> list[str]:
+    import sqlglot
+
+    try:
+        tree = sqlglot.parse_one(expression, read="spark")
+    except Exception:  # noqa: BLE001 - Spark analysed it; sqlglot's opinion is a courtesy
+        return []
+    return [c.parts[0].name for c in tree.find_all(exp.Column) if c.parts]
 
 
 def column_defs(schema: T.StructType) -> list[exp.ColumnDef]:
