@@ -31,12 +31,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from pyspark.sql import Column, DataFrame, Observation
+import sqlglot
+from pyspark.sql import Column, DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
+from sqlglot import exp
 
 from sqlext.engine.schemas import quoted_column
-from sqlext.errors import IdentityColumnError
+from sqlext.errors import AnalysisException, IdentityColumnError
 from sqlext.log.generated import (LONG_MAX, LONG_MIN, Identity, generation_expressions,
                                   identity_columns)
 
@@ -195,3 +197,42 @@ def with_identity_values(df: DataFrame, schema: T.StructType, supplied: set[str]
             kept = own if generate is None else F.coalesce(own, quoted_column(c))
             out.append(kept.alias(c))
     return staged.select(*out), IdentityValues(columns, observation)
+
+
+def check_generated_schema(spark: SparkSession, schema: T.StructType, table: str) -> None:
+    """Refuse generated columns whose expression does not analyse over the table's other
+    columns, or that read another generated column (as delta-spark does); an identity column
+    cannot be generated too."""
+    expressions = generation_expressions(schema.json())
+    idents = identity_columns(schema.json())
+    if not expressions and not idents:
+        return
+    for name in expressions:
+        if name in idents:
+            raise AnalysisException(f"table {table}: column {name} cannot be both a generated "
+                                    "and an IDENTITY column")
+    for name, ident in idents.items():
+        if ident.step == 0:
+            raise AnalysisException(f"table {table}: IDENTITY column {name} has step 0")
+    empty = spark.createDataFrame([], schema)
+    for name, expression in expressions.items():
+        try:
+            empty.select(F.expr(expression).alias("v")).schema    # analysed, not run
+        except Exception as exc:  # noqa: BLE001 - Spark's analyser rejects the expression
+            raise AnalysisException(
+                f"table {table}: the generation expression of column {name} ({expression}) is "
+                f"invalid: {str(exc).strip().splitlines()[0]}") from exc
+        reads = {c.lower() for c in _referenced(expression)}
+        others = [g for g in expressions if g.lower() in reads]
+        if others:
+            raise AnalysisException(f"table {table}: the generation expression of column {name} "
+                                    f"reads the generated column(s) {others}, which delta-spark "
+                                    "does not allow")
+
+
+def _referenced(expression: str) -> list[str]:
+    try:
+        tree = sqlglot.parse_one(expression, read="spark")
+    except Exception:  # noqa: BLE001 - Spark analysed it; sqlglot's opinion is a courtesy
+        return []
+    return [c.parts[0].name for c in tree.find_all(exp.Column) if c.parts]

@@ -10,13 +10,11 @@ from __future__ import annotations
 import json
 
 from pyspark.sql import SparkSession
-from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from sqlglot import exp
 
 from sqlext.errors import AnalysisException, UnsupportedOperationError
-from sqlext.log.generated import (GENERATION_EXPRESSION, generation_expressions,
-                                  identity_columns, identity_metadata)
+from sqlext.log.generated import GENERATION_EXPRESSION, identity_metadata
 from sqlext.sql.splice import render
 
 _ALLOWED_CONSTRAINTS = (exp.NotNullColumnConstraint, exp.CommentColumnConstraint)
@@ -66,7 +64,6 @@ def struct_from_columns(spark: SparkSession, columns: list[exp.Expression],
             T.StructField(f.name, f.dataType, f.nullable,
                           {**(f.metadata or {}), **generation.get(f.name, {})})
             for f in schema.fields])
-        check_generated_schema(spark, schema, table)
     return schema
 
 
@@ -98,42 +95,6 @@ def _integer(node: exp.Expression | None, default: int, column: str, table: str)
     return -value if negative else value
 
 
-def check_generated_schema(spark: SparkSession, schema: T.StructType, table: str) -> None:
-    """Refuse generated columns whose expression does not analyse over the table's other
-    columns, or that read another generated column (as delta-spark does); an identity column
-    cannot be generated too."""
-    expressions = generation_expressions(schema.json())
-    idents = identity_columns(schema.json())
-    for name in expressions:
-        if name in idents:
-            raise AnalysisException(f"table {table}: column {name} cannot be both a generated "
-                                    "and an IDENTITY column")
-    if not expressions:
-        return
-    empty = spark.createDataFrame([], schema)
-    for name, expression in expressions.items():
-        try:
-            empty.select(F.expr(expression).alias("v")).schema    # analysed, not run
-        except Exception as exc:  # noqa: BLE001 - Spark's analyser rejects the expression
-            raise AnalysisException(
-                f"table {table}: the generation expression of column {name} ({expression}) is "
-                f"invalid: {str(exc).strip().splitlines()[0]}") from exc
-        reads = {c.lower() for c in _referenced(expression)}
-        others = [g for g in expressions if g.lower() in reads]
-        if others:
-            raise AnalysisException(f"table {table}: the generation expression of column {name} "
-                                    f"reads the generated column(s) {others}, which delta-spark "
-                                    "does not allow")
-
-
-def _referenced(expression: str) -> list[str]:
-    import sqlglot
-
-    try:
-        tree = sqlglot.parse_one(expression, read="spark")
-    except Exception:  # noqa: BLE001 - Spark analysed it; sqlglot's opinion is a courtesy
-        return []
-    return [c.parts[0].name for c in tree.find_all(exp.Column) if c.parts]
 
 
 def column_defs(schema: T.StructType) -> list[exp.ColumnDef]:

@@ -133,3 +133,21 @@ def test_concurrent_generating_appends_conflict_instead_of_duplicating(spark, ta
     rows = sorted((r.v, r.id) for r in sqlext.read(spark, path).collect())
     assert [v for v, _ in rows] == ["retry", "winner"]
     assert len({i for _, i in rows}) == 2
+
+
+def test_delta_table_builder_creates_generated_and_identity_columns(spark, table_path):
+    path = str(table_path)
+    (sqlext.DeltaTable.create(spark).location(path)
+     .addColumn("id", "bigint", generatedAlwaysAs=sqlext.IdentityGenerator(start=5, step=2))
+     .addColumn("a", "int")
+     .addColumn("b", "int", generatedAlwaysAs="a + 1")
+     .addColumn("c", "bigint", generatedByDefaultAs=sqlext.IdentityGenerator())
+     .execute())
+    fields = {f["name"]: f["metadata"]
+              for f in json.loads(DeltaLog(path).snapshot().metadata.schema_string)["fields"]}
+    assert fields["id"]["delta.identity.allowExplicitInsert"] is False
+    assert fields["c"]["delta.identity.allowExplicitInsert"] is True
+    assert fields["b"] == {"delta.generationExpression": "a + 1"}
+    sqlext.write(spark.createDataFrame([(1, 70)], "a int, c bigint"), path)
+    ((i, a, b, c),) = [tuple(r) for r in sqlext.read(spark, path).collect()]
+    assert (a, b, c) == (1, 2, 70) and i >= 5 and (i - 5) % 2 == 0
