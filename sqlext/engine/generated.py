@@ -37,7 +37,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from sqlglot import exp
 
-from sqlext.engine.schemas import quoted_column
+from sqlext.engine.schemas import quoted_column, same_type
 from sqlext.errors import AnalysisException, IdentityColumnError
 from sqlext.log.generated import (LONG_MAX, LONG_MIN, Identity, generation_expressions,
                                   identity_columns)
@@ -201,8 +201,8 @@ def with_identity_values(df: DataFrame, schema: T.StructType, supplied: set[str]
 
 def check_generated_schema(spark: SparkSession, schema: T.StructType, table: str) -> None:
     """Refuse generated columns whose expression does not analyse over the table's other
-    columns, or that read another generated column (as delta-spark does); an identity column
-    cannot be generated too."""
+    columns, is not of the column's type, or reads another generated column (as delta-spark
+    does); an identity column cannot be generated too."""
     expressions = generation_expressions(schema.json())
     idents = identity_columns(schema.json())
     if not expressions and not idents:
@@ -217,11 +217,18 @@ def check_generated_schema(spark: SparkSession, schema: T.StructType, table: str
     empty = spark.createDataFrame([], schema)
     for name, expression in expressions.items():
         try:
-            empty.select(F.expr(expression).alias("v")).schema    # analysed, not run
+            produced = empty.select(F.expr(expression).alias("v")).schema[0].dataType
         except Exception as exc:  # noqa: BLE001 - Spark's analyser rejects the expression
             raise AnalysisException(
                 f"table {table}: the generation expression of column {name} ({expression}) is "
                 f"invalid: {str(exc).strip().splitlines()[0]}") from exc
+        column_type = schema[name].dataType
+        if not same_type(produced, column_type):
+            raise AnalysisException(
+                f"table {table}: the generation expression of column {name} ({expression}) is "
+                f"of type {produced.simpleString()} but the column is "
+                f"{column_type.simpleString()} (delta-spark: "
+                "DELTA_GENERATED_COLUMNS_EXPR_TYPE_MISMATCH); cast the expression")
         reads = {c.lower() for c in _referenced(expression)}
         others = [g for g in expressions if g.lower() in reads]
         if others:

@@ -15,7 +15,7 @@ from sqlext.log.table import DeltaLog
 
 
 def _create(spark, path, extra: str = "") -> None:
-    sqlext.sql(spark, f"CREATE TABLE delta.`{path}` (a INT, b BIGINT GENERATED ALWAYS AS "
+    sqlext.sql(spark, f"CREATE TABLE delta.`{path}` (a INT, b INT GENERATED ALWAYS AS "
                       f"(a * 2), d DATE GENERATED ALWAYS AS (CAST(ts AS DATE)), ts TIMESTAMP, "
                       f"v STRING) USING delta {extra}")
 
@@ -97,10 +97,10 @@ def test_merge_insert_star_without_the_generated_column(spark, table_path):
 def test_given_values_must_equal_the_expression(spark, table_path):
     path = str(table_path)
     _create(spark, path)
-    good = spark.createDataFrame([(1, 2, "x")], "a int, b bigint, v string")
+    good = spark.createDataFrame([(1, 2, "x")], "a int, b int, v string")
     sqlext.write(good, path)                       # the right value is accepted
     before = _version(path)
-    bad = spark.createDataFrame([(1, 3, "x")], "a int, b bigint, v string")
+    bad = spark.createDataFrame([(1, 3, "x")], "a int, b int, v string")
     with pytest.raises(GeneratedColumnMismatchError) as err:
         sqlext.write(bad, path)
     text = str(err.value)
@@ -110,7 +110,7 @@ def test_given_values_must_equal_the_expression(spark, table_path):
         sqlext.sql(spark, f"INSERT INTO delta.`{path}` (a, b, v) VALUES (5, 1, 'q')")
     with pytest.raises(GeneratedColumnMismatchError):
         sqlext.DeltaTable.forPath(spark, path).update("a = 1", {"b": "99"})
-    src = spark.createDataFrame([(1, 77)], "a int, b bigint")
+    src = spark.createDataFrame([(1, 77)], "a int, b int")
     with pytest.raises(GeneratedColumnMismatchError):
         (sqlext.DeltaTable.forPath(spark, path).alias("t").merge(src.alias("s"), "t.a = s.a")
          .whenMatchedUpdate(set={"b": "s.b"}).execute())
@@ -123,6 +123,9 @@ def test_invalid_generation_expressions_are_refused_at_create(spark, table_path)
     with pytest.raises(AnalysisException, match="no_such"):
         sqlext.sql(spark, f"CREATE TABLE delta.`{table_path}` (a INT, b INT GENERATED ALWAYS AS "
                           "(no_such + 1)) USING delta")
+    with pytest.raises(AnalysisException, match="EXPR_TYPE_MISMATCH"):
+        sqlext.sql(spark, f"CREATE TABLE delta.`{table_path}` (a INT, b BIGINT GENERATED ALWAYS "
+                          "AS (a * 2)) USING delta")
     with pytest.raises(AnalysisException, match="generated column"):
         sqlext.sql(spark, f"CREATE TABLE delta.`{table_path}` (a INT, b INT GENERATED ALWAYS AS "
                           "(a + 1), c INT GENERATED ALWAYS AS (b + 1)) USING delta")
