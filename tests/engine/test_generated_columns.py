@@ -130,3 +130,20 @@ def test_invalid_generation_expressions_are_refused_at_create(spark, table_path)
         sqlext.sql(spark, f"CREATE TABLE delta.`{table_path}` (a INT, b INT GENERATED ALWAYS AS "
                           "(a + 1), c INT GENERATED ALWAYS AS (b + 1)) USING delta")
     assert not (table_path / "_delta_log").exists()
+
+
+def test_deletion_vector_table_update_and_merge_recompute(spark, table_path):
+    path = str(table_path)
+    sqlext.sql(spark, f"CREATE TABLE delta.`{path}` (a INT, b INT GENERATED ALWAYS AS (a + 100),"
+                      " v STRING) USING delta TBLPROPERTIES ('delta.enableDeletionVectors' = "
+                      "'true')")
+    sqlext.write(spark.createDataFrame([(i, f"v{i}") for i in range(6)], "a int, v string"),
+                 path)
+    sqlext.sql(spark, f"UPDATE delta.`{path}` SET a = a * 10 WHERE v = 'v3'")
+    src = spark.createDataFrame([("v4", 7), ("new", 8)], "v string, a int")
+    (sqlext.DeltaTable.forPath(spark, path).alias("t").merge(src.alias("s"), "t.v = s.v")
+     .whenMatchedUpdate(set={"a": "s.a"}).whenNotMatchedInsertAll().execute())
+    rows = sorted(tuple(r) for r in sqlext.read(spark, path).select("v", "a", "b").collect())
+    assert rows == [("new", 8, 108), ("v0", 0, 100), ("v1", 1, 101), ("v2", 2, 102),
+                    ("v3", 30, 130), ("v4", 7, 107), ("v5", 5, 105)]
+    assert any(f.deletion_vector for f in DeltaLog(path).snapshot().files)

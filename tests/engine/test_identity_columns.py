@@ -151,3 +151,19 @@ def test_delta_table_builder_creates_generated_and_identity_columns(spark, table
     sqlext.write(spark.createDataFrame([(1, 70)], "a int, c bigint"), path)
     ((i, a, b, c),) = [tuple(r) for r in sqlext.read(spark, path).collect()]
     assert (a, b, c) == (1, 2, 70) and i >= 5 and (i - 5) % 2 == 0
+
+
+def test_replace_where_with_change_feed_records_the_same_ids(spark, table_path):
+    """replaceWhere on a data column with the change feed writes the inserted rows to the table
+    and to the change feed: both get the same identity values."""
+    path = str(table_path)
+    sqlext.sql(spark, f"CREATE TABLE delta.`{path}` (id BIGINT GENERATED ALWAYS AS IDENTITY, "
+                      "k INT, v STRING) USING delta")
+    sqlext.write(spark.createDataFrame([(1, "a"), (2, "b"), (3, "c")], "k int, v string"), path)
+    new = spark.createDataFrame([(2, "B"), (2, "BB")], "k int, v string").repartition(2)
+    version = sqlext.write(new, path, mode="overwrite", replaceWhere="k = 2")
+    table = {r.v: r.id for r in sqlext.read(spark, path).collect()}
+    inserted = {r.v: r.id for r in sqlext.changes(spark, path, startingVersion=version)
+                .filter("_change_type = 'insert'").collect()}
+    assert inserted == {"B": table["B"], "BB": table["BB"]}
+    assert len(set(table.values())) == 4 and _mark(path) == max(table.values())
