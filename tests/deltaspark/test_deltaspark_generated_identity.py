@@ -99,9 +99,14 @@ def test_delta_spark_writes_a_table_sqlext_created(spark, delta_spark, tmp_path)
         ("sql", {"sql": f"INSERT INTO {p} (v, n) VALUES ('d', 5), ('e', 6)"}),
         ("sql", {"sql": f"INSERT INTO {p} (v, w, n) VALUES ('x', 'wrong', 1)"}),
         ("sql", {"sql": f"SELECT * FROM {p}"}),
+        ("sql", {"sql": f"UPDATE {p} SET id = 1 WHERE v = 'a'"}),
     ])
     assert not isinstance(answers[0], DeltaSparkError), answers[0]
     assert isinstance(answers[1], DeltaSparkError)       # delta-spark knows the expression
+    # neither engine updates an identity column, BY DEFAULT ones included
+    assert isinstance(answers[3], DeltaSparkError) and "IDENTITY" in str(answers[3]).upper()
+    with pytest.raises(IdentityColumnError):
+        sqlext.sql(spark, f"UPDATE {p} SET id = 1 WHERE v = 'a'")
     rows = answers[2].to_pylist()
     _check_rows(rows)
     assert sorted(r["v"] for r in rows) == ["a", "b", "c", "d", "e", "explicit"]
