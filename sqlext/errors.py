@@ -43,6 +43,11 @@ class UnsupportedTableFeatureError(SqlextError):
     """The table needs a reader or writer feature sqlext does not implement."""
 
 
+class InvalidProtocolChangeError(SqlextError):
+    """A requested protocol (versions or a table feature) that Delta does not define or
+    allow; the table is unchanged."""
+
+
 class CommitFailedError(SqlextError):
     """The file system refused to write a commit (a full disk, a quota, permissions); nothing
     was committed."""

@@ -205,6 +205,29 @@ class DeltaTable:
         self.require()
         generate_symlink_manifest(self._log, self._log.snapshot())
 
+    # --- protocol -----------------------------------------------------------------------------
+
+    def upgradeTableProtocol(self, readerVersion: int, writerVersion: int) -> None:
+        """Make the table's protocol support every feature protocol ``readerVersion`` /
+        ``writerVersion`` implies, as delta-spark does: features are only added (lower versions
+        change nothing) and the result is written in its normal form
+        (:mod:`sqlext.log.protocol_changes`)."""
+        from sqlext.log.protocol_changes import READER_VERSION_KEY, WRITER_VERSION_KEY
+        self._set_protocol_properties({READER_VERSION_KEY: str(readerVersion),
+                                       WRITER_VERSION_KEY: str(writerVersion)})
+
+    def addFeatureSupport(self, featureName: str) -> None:
+        """Add table feature ``featureName`` (e.g. ``deletionVectors``) to the protocol, as
+        ``ALTER TABLE t SET TBLPROPERTIES ('delta.feature.<name>' = 'supported')``. Features
+        sqlext cannot honour when writing are refused (the table would become unwritable)."""
+        from sqlext.log.protocol_changes import FEATURE_KEY_PREFIX
+        self._set_protocol_properties({FEATURE_KEY_PREFIX + str(featureName): "supported"})
+
+    def _set_protocol_properties(self, properties: dict[str, str]) -> None:
+        from sqlext.engine.ddl import set_properties
+        self.require()
+        set_properties(self._spark, self._ref, properties)
+
     # --- change feed --------------------------------------------------------------------------
 
     def changes(self, startingVersion=None, endingVersion=None, startingTimestamp=None,

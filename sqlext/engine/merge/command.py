@@ -38,6 +38,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from sqlglot import exp
 
+from sqlext.engine.progress import Progress
 from sqlext.engine.commit import commit
 from sqlext.engine.constraints import table_constraints
 from sqlext.engine.generated import (IdentityValues, computed_columns, generated_columns,
@@ -197,8 +198,13 @@ class _Merge:
             # their physical names here, and the files must use them (committed only with actions)
             self.txn.update_metadata(dataclasses.replace(
                 snapshot.metadata, schema_string=plan.new_schema.json()))
+        progress = Progress(self.spark, OPERATION, self.log.name)
         with spark_job_errors(self.log, snapshot, OPERATION):
+            progress("finding the files the source touches")
             candidates = self._candidates()
+            progress(f"{len(candidates)} candidate file(s); "
+                     + ("writing the inserted rows" if plan.insert_only
+                        else "joining them with the source, writing the new files"))
             if plan.insert_only:
                 removed, written = [], self._insert_only(candidates)
                 touched = None
@@ -225,9 +231,12 @@ class _Merge:
             metadata = self.txn.metadata
             self.txn.update_metadata(dataclasses.replace(
                 metadata, schema_string=with_high_water_marks(metadata.schema_string, marks)))
+        progress(f"committing {len(added)} new file(s), {len(changes)} change file(s), "
+                 f"{len(actions) - len(added) - len(changes)} other action(s)")
         with discarded_on_failure(self.spark, self.log, marking or Marking(), written):
             version = commit(self.spark, self.txn, actions, OPERATION, plan.parameters(),
                              self.metrics)
+        progress(f"committed version {version}")
         return MergeResult(version, self.metrics, self.log.name)
 
     # --- 2. candidate files ------------------------------------------------------------------
