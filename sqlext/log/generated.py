@@ -18,6 +18,7 @@ import json
 from dataclasses import dataclass
 
 GENERATION_EXPRESSION = "delta.generationExpression"
+IDENTITY_PREFIX = "delta.identity."
 IDENTITY_START = "delta.identity.start"
 IDENTITY_STEP = "delta.identity.step"
 IDENTITY_HIGH_WATER_MARK = "delta.identity.highWaterMark"

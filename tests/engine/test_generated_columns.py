@@ -147,3 +147,22 @@ def test_deletion_vector_table_update_and_merge_recompute(spark, table_path):
     assert rows == [("new", 8, 108), ("v0", 0, 100), ("v1", 1, 101), ("v2", 2, 102),
                     ("v3", 30, 130), ("v4", 7, 107), ("v5", 5, 105)]
     assert any(f.deletion_vector for f in DeltaLog(path).snapshot().files)
+
+
+def test_tables_made_from_data_do_not_inherit_generation_or_identity(spark, tmp_path):
+    """As delta-spark: a table created from a DataFrame read from a table with generated and
+    identity columns gets plain columns; ADD COLUMNS cannot make generated ones."""
+    source = str(tmp_path / "source")
+    sqlext.sql(spark, f"CREATE TABLE delta.`{source}` (id BIGINT GENERATED ALWAYS AS IDENTITY, "
+                      "a INT, b INT GENERATED ALWAYS AS (a + 1)) USING delta")
+    sqlext.write(spark.createDataFrame([(1,)], "a int"), source)
+    copy = str(tmp_path / "copy")
+    sqlext.write(sqlext.read(spark, source), copy)
+    fields = json.loads(DeltaLog(copy).snapshot().metadata.schema_string)["fields"]
+    assert all(f["metadata"] == {} for f in fields)
+    sqlext.write(spark.createDataFrame([(5, 1, 9)], "id long, a int, b int"), copy)  # plain now
+    before = _version(source)
+    with pytest.raises(SqlextError, match="only CREATE TABLE"):
+        sqlext.sql(spark, f"ALTER TABLE delta.`{source}` ADD COLUMNS (c INT GENERATED ALWAYS AS "
+                          "(a + 2))")
+    assert _version(source) == before

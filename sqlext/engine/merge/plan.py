@@ -27,7 +27,7 @@ from sqlext.engine.merge.clauses import (KIND_NAMES, MATCHED, NOT_MATCHED, NOT_M
                                          Clause)
 from sqlext.engine.generated import (computed_columns, refuse_explicit_identity,
                                      refuse_identity_update)
-from sqlext.engine.schemas import quote_identifier, spark_schema
+from sqlext.engine.schemas import quote_identifier, spark_schema, written_metadata
 from sqlext.errors import AnalysisException
 from sqlext.log.snapshot import Snapshot
 
@@ -212,7 +212,7 @@ class MergePlan:
         fields = list(self.old_schema.fields)
         for f in added.values():
             dt = T.StringType() if isinstance(f.dataType, T.NullType) else f.dataType
-            fields.append(T.StructField(f.name, dt, True, f.metadata))
+            fields.append(T.StructField(f.name, dt, True, written_metadata(f.metadata)))
         return T.StructType(fields)
 
     def _key_name(self, key: str) -> str:
