@@ -167,3 +167,16 @@ def test_replace_where_with_change_feed_records_the_same_ids(spark, table_path):
                 .filter("_change_type = 'insert'").collect()}
     assert inserted == {"B": table["B"], "BB": table["BB"]}
     assert len(set(table.values())) == 4 and _mark(path) == max(table.values())
+
+
+def test_empty_writes_leave_the_mark_alone(spark, table_path):
+    path = str(table_path)
+    sqlext.sql(spark, f"CREATE TABLE delta.`{path}` (id BIGINT GENERATED ALWAYS AS IDENTITY, "
+                      "v STRING) USING delta")
+    sqlext.write(spark.createDataFrame([("a",)], "v string"), path)
+    mark = _mark(path)
+    sqlext.write(spark.createDataFrame([], "v string"), path)
+    src = spark.createDataFrame([], "v string")
+    (sqlext.DeltaTable.forPath(spark, path).alias("t").merge(src.alias("s"), "t.v = s.v")
+     .whenNotMatchedInsertAll().execute())
+    assert _mark(path) == mark and len(_ids(spark, path)) == 1
