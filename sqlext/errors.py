@@ -88,6 +88,18 @@ class ConstraintViolationError(InvariantViolationError):
     ``DeltaInvariantViolationException`` / ``DELTA_NEW_CHECK_CONSTRAINT_VIOLATION``)."""
 
 
+class GeneratedColumnMismatchError(ConstraintViolationError):
+    """A written row gives a generated column a value other than its generation expression's
+    (delta-spark's ``DELTA_GENERATED_COLUMNS_EXPR_MISMATCH`` / the generated column's CHECK);
+    nothing was committed."""
+
+
+class IdentityColumnError(AnalysisException):
+    """An identity column was given a value it does not accept (an explicit value for a
+    GENERATED ALWAYS column, an UPDATE of one), or its values would overflow; nothing was
+    committed."""
+
+
 class UnsupportedOperationError(SqlextError):
     """The statement or option is valid Delta but not supported here, or not allowed in this form."""
 

@@ -68,9 +68,9 @@ def stage_metadata(txn, metadata: Metadata) -> None:
     if requested:
         check_feature_names(txn.log.name, txn.read_version, requested)
     if current is None:
-        protocol = protocol_for_new_table(conf)
+        protocol = protocol_for_new_table(conf, metadata.schema_string)
     else:
-        protocol = upgrade_for_configuration(current, conf) or current
+        protocol = upgrade_for_configuration(current, conf, metadata.schema_string) or current
     protocol = merged(protocol, requested) or protocol
     txn.update_metadata(dataclasses.replace(metadata, configuration=conf)
                         if conf is not metadata.configuration else metadata)

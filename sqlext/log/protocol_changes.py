@@ -39,9 +39,9 @@ KNOWN_FEATURES = (NATIVE_READER_WRITER_FEATURES | set(LEGACY_FEATURE_VERSIONS)
 READER_VERSION_KEY = "delta.minReaderVersion"
 WRITER_VERSION_KEY = "delta.minWriterVersion"
 FEATURE_KEY_PREFIX = "delta.feature."
-# Features sqlext can have on a table it writes: those it honours, and the two whose support
-# alone asks nothing of a writer (a column that uses them is checked when writing).
-WRITABLE_FEATURES = SUPPORTED_WRITER_FEATURES | {"generatedColumns", "identityColumns"}
+# Features sqlext can have on a table it writes: those it honours (generated and identity
+# columns included, sqlext.engine.generated).
+WRITABLE_FEATURES = SUPPORTED_WRITER_FEATURES
 
 
 def implied_features(protocol: Protocol) -> set[str]:

@@ -14,6 +14,7 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from sqlext.engine.generated import computed_columns
 from sqlext.engine.schemas import same_type
 from sqlext.errors import AnalysisException
 
@@ -56,6 +57,9 @@ def assign(spark: SparkSession, source: DataFrame, schema: T.StructType, targets
             src.dataType, field.dataType) else F.col(f"_c{i}").cast(field.dataType)
     for name, value in constants.items():
         values[name.lower()] = value.cast(fields[name.lower()].dataType)
+    # generated and identity columns not given stay out: the write computes them
+    computed = {n.lower() for n in computed_columns(schema)}
     columns = [values.get(f.name.lower(), F.lit(None).cast(f.dataType)).alias(f.name)
-               for f in schema.fields]
+               for f in schema.fields
+               if f.name.lower() in values or f.name.lower() not in computed]
     return positional.select(*columns)
