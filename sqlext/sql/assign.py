@@ -25,11 +25,21 @@ def _can_assign(spark: SparkSession, source: T.DataType, target: T.DataType) -> 
     policy = str(spark.conf.get("spark.sql.storeAssignmentPolicy", "ANSI")).upper()
     if policy == "LEGACY":
         return True
-    jvm = spark._jvm
-    cast = getattr(getattr(jvm.org.apache.spark.sql.catalyst.expressions, "Cast$"), "MODULE$")
-    types = jvm.org.apache.spark.sql.types.DataType
-    src, dst = types.fromJson(source.json()), types.fromJson(target.json())
-    return bool(cast.canUpCast(src, dst) if policy == "STRICT" else cast.canANSIStoreAssign(src, dst))
+    key = (policy, source.json(), target.json())
+    found = _ASSIGNABLE.get(key)
+    if found is None:
+        jvm = spark._jvm
+        cast = getattr(getattr(jvm.org.apache.spark.sql.catalyst.expressions, "Cast$"), "MODULE$")
+        types = jvm.org.apache.spark.sql.types.DataType
+        src, dst = types.fromJson(source.json()), types.fromJson(target.json())
+        found = _ASSIGNABLE[key] = bool(cast.canUpCast(src, dst) if policy == "STRICT"
+                                        else cast.canANSIStoreAssign(src, dst))
+    return found
+
+
+#: (policy, source type, target type) -> Spark's answer, fixed by the Spark version: asked of the
+#: JVM once per process (a dozen py4j round trips per cast column otherwise)
+_ASSIGNABLE: dict[tuple[str, str, str], bool] = {}
 
 
 def assign(spark: SparkSession, source: DataFrame, schema: T.StructType, targets: list[str],

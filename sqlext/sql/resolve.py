@@ -17,6 +17,7 @@ from sqlglot import exp
 
 from sqlext.catalog import (Catalog, TableRef, ViewDef, ViewStore, has_delta_log, spark_name,
                             split_name)
+from sqlext.engine.session import session_constant
 from sqlext.errors import AnalysisException
 from sqlext.log.storage import normalize_location
 from sqlext.sql.nodes import delta_path
@@ -163,7 +164,10 @@ class Resolver:
         """Whether Spark has a temporary view ``name`` (it shadows tables, as in Spark)."""
         try:
             if self._session_catalog is None:
-                self._session_catalog = self.spark._jsparkSession.sessionState().catalog()
+                # the session's catalog object never changes: looked up once per session
+                spark = self.spark
+                self._session_catalog = session_constant(
+                    spark, "session_catalog", lambda: spark._jsparkSession.sessionState().catalog())
             return bool(self._session_catalog.getTempView(name).isDefined())
         except Exception:  # noqa: BLE001 - no temp view API: nothing shadows
             return False

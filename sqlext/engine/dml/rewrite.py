@@ -20,7 +20,7 @@ from sqlext.engine.constraints import table_constraints
 from sqlext.engine.generated import recompute_generated
 from sqlext.engine.io import storage_bridge
 from sqlext.engine.io.files import CHANGE_TYPE, WrittenFile, write_files
-from sqlext.engine.schemas import quoted_column
+from sqlext.engine.schemas import quote_identifier, quoted_column
 from sqlext.engine.io.scan import FILE_COLUMN, scan
 from sqlext.engine.schemas import spark_schema
 from sqlext.log.actions import AddFile
@@ -117,9 +117,9 @@ def updating(rows: DataFrame, matches: Column, assignments: dict[str, Column],
     # postimage then agree even for non-deterministic values
     staged = rows.select(*[quoted_column(c) for c in names], matches.alias(matched),
                          *[F.when(matches, v).alias(new[c]) for c, v in assignments.items()])
-    after = [F.when(F.col(matched), F.col(new[c])).otherwise(quoted_column(c)).alias(c)
-             if c in new else quoted_column(c) for c in names]
     if regenerate and regenerate[1]:
+        after = [F.when(F.col(matched), F.col(new[c])).otherwise(quoted_column(c)).alias(c)
+                 if c in new else quoted_column(c) for c in names]
         old = {c: f"__sqlext_old_{i}" for i, c in enumerate(names)}
         staged = staged.select(*after, F.col(matched),
                                *[quoted_column(c).alias(old[c]) for c in names])
@@ -130,10 +130,19 @@ def updating(rows: DataFrame, matches: Column, assignments: dict[str, Column],
             return staged.select(*after)
         before = [F.col(old[c]).alias(c) for c in names]
         return _update_images(staged, matched, before, after)
+    # the output expressions as SQL text (only quoted column names and fixed literals), parsed
+    # by one py4j call each: built from Column functions they took a few round trips a column
+    after = [f"CASE WHEN `{matched}` THEN `{new[c]}` ELSE {quote_identifier(c)} END AS "
+             f"{quote_identifier(c)}" if c in new else quote_identifier(c) for c in names]
     if not with_changes:
-        return staged.select(*after)
-    before = [quoted_column(c).alias(c) for c in names]
-    return _update_images(staged, matched, before, after)
+        return staged.selectExpr(*after)
+    before = [f"{quote_identifier(c)} AS {quote_identifier(c)}" for c in names]
+    kind = quote_identifier(CHANGE_TYPE)
+    data = f"struct({', '.join(after)}, CAST(NULL AS STRING) AS {kind})"
+    pre = f"struct({', '.join(before)}, 'update_preimage' AS {kind})"
+    post = f"struct({', '.join(after)}, 'update_postimage' AS {kind})"
+    return staged.selectExpr(f"inline(CASE WHEN `{matched}` THEN array({data}, {pre}, {post}) "
+                             f"ELSE array({data}) END)")
 
 
 def _update_images(staged: DataFrame, matched: str, before: list[Column], after: list[Column]

@@ -51,6 +51,7 @@ from sqlext.engine.merge.clauses import MATCHED, NOT_MATCHED, NOT_MATCHED_BY_SOU
 from sqlext.engine.merge.plan import (CLAUSE, COPY, DELETE, INSERT, KIND, OPERATION,
                                       TARGET_PRESENT, UPDATE, MergePlan, source_alias)
 from sqlext.engine.merge.prune import analyse_on, summarize_source
+from sqlext.engine.schemas import quote_identifier
 from sqlext.engine.session import conf_bytes
 from sqlext.engine.io.plain_parquet import local_parquet_files
 from sqlext.engine.post_commit import result_row
@@ -586,22 +587,23 @@ class _Merge:
         """Data rows (``_change_type`` NULL) and change rows, from one evaluation per row: each
         kind of row becomes its array of images, which one generator spreads into rows."""
         names = [f.name for f in self.plan.new_schema.fields]
-        kind = F.col(KIND)
 
-        def image(prefix: str, change_type: str | None):
-            return F.struct(*[F.col(f"{prefix}{i}").alias(n) for i, n in enumerate(names)],
-                            F.lit(change_type).cast("string").alias(CHANGE_TYPE))
+        # one SQL expression, parsed by one py4j call (built from Column functions it took
+        # about a hundred round trips); the text holds only sqlext's own column names, quoted
+        # names of the table's columns and fixed literals
+        def image(prefix: str, change_type: str | None) -> str:
+            fields = [f"`{prefix}{i}` AS {quote_identifier(n)}" for i, n in enumerate(names)]
+            kind = f"'{change_type}'" if change_type else "CAST(NULL AS STRING)"
+            return f"struct({', '.join(fields)}, {kind} AS {quote_identifier(CHANGE_TYPE)})"
 
         data = image("__n", None)
         images = {COPY: [data],
                   UPDATE: [data, image("__o", "update_preimage"), image("__n", "update_postimage")],
                   INSERT: [data, image("__n", "insert")],
                   DELETE: [image("__o", "delete")]}
-        spread = None
-        for code, row_images in images.items():
-            spread = (F.when(kind == code, F.array(*row_images)) if spread is None
-                      else spread.when(kind == code, F.array(*row_images)))
-        return rows.select(F.inline(spread))
+        cases = " ".join(f"WHEN `{KIND}` = '{code}' THEN array({', '.join(row_images)})"
+                         for code, row_images in images.items())
+        return rows.selectExpr(f"inline(CASE {cases} END)")
 
     def _write(self, out: DataFrame, with_changes: bool) -> list[WrittenFile]:
         constraints = table_constraints(self.plan.new_schema, self.snapshot.configuration)
