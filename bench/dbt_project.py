@@ -1,6 +1,9 @@
 """Benchmark: the example dbt project's second run, ``type: sqlext`` vs dbt-spark.
 
-    .venv/bin/python bench/dbt_project.py [--runs 1] [--threads 1]
+    .venv/bin/python bench/dbt_project.py [--runs 1] [--threads 1] [--models 20]
+
+``--models N`` builds a generated project of N small incremental models instead
+(``bench/dbt_many_models.py``: merge on sqlext, insert_overwrite on dbt-spark's parquet).
 
 Both systems build the same project (examples/shop) twice in a fresh process each, with the seed
 data changed between the builds (examples/run_example.py), and the SECOND build is timed:
@@ -39,6 +42,9 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "examples"))
 
 import run_example  # noqa: E402
+
+sys.path.insert(0, str(REPO / "bench"))
+import dbt_many_models  # noqa: E402
 
 EXCLUDE_SNAPSHOT = ["--exclude", "orders_snapshot"]
 
@@ -125,10 +131,12 @@ class Recorder:
             self.total += event.data.elapsed
 
 
-def child(system: str, workdir: Path, threads: int, with_snapshot: bool) -> dict:
+def child(system: str, workdir: Path, threads: int, with_snapshot: bool, models: int = 0) -> dict:
     from dbt.cli.main import dbtRunner
 
-    if system == "sqlext":
+    if models:
+        project = dbt_many_models.prepare(workdir, system, models, threads)
+    elif system == "sqlext":
         project = run_example.prepare(workdir, "shop", {
             "type": "sqlext", "threads": threads, "warehouse": str(workdir / "warehouse")})
     else:
@@ -149,8 +157,9 @@ def child(system: str, workdir: Path, threads: int, with_snapshot: bool) -> dict
     exclude = [] if with_snapshot else EXCLUDE_SNAPSHOT
 
     def build(window, recorder=None):
-        args = ["build", "--event-time-start", window[0], "--event-time-end", window[1],
-                *exclude, "--project-dir", str(project), "--profiles-dir", str(project)]
+        times = [] if models else ["--event-time-start", window[0], "--event-time-end", window[1]]
+        args = ["build", *times, *([] if models else exclude), "--project-dir", str(project),
+                "--profiles-dir", str(project)]
         result = dbtRunner(callbacks=[recorder] if recorder else []).invoke(args)
         if not result.success:
             raise SystemExit(f"{system}: dbt build failed: {result.exception}")
@@ -158,12 +167,17 @@ def child(system: str, workdir: Path, threads: int, with_snapshot: bool) -> dict
     t = time.perf_counter()
     build(run_example.FIRST_WINDOW)
     first = time.perf_counter() - t
-    run_example.change_seeds(project)
+    if models:
+        dbt_many_models.change_seed(project, models)
+    else:
+        run_example.change_seeds(project)
     recorder = Recorder()
     t = time.perf_counter()
     build(run_example.SECOND_WINDOW, recorder)
     second = time.perf_counter() - t
     parse = recorder.parsed_at - t
+    if models:
+        _check_rows(system, models)
     return {"system": system, "spark_start": spark_start, "first": first, "second": second,
             "parse": parse, "statements": recorder.total,
             "rest": second - parse - recorder.total,
@@ -171,14 +185,33 @@ def child(system: str, workdir: Path, threads: int, with_snapshot: bool) -> dict
                                                  key=lambda kv: -kv[1][1])}}
 
 
+def _check_rows(system: str, models: int) -> None:
+    """Both systems end with the same rows: every model's group, updated and extended."""
+    from pyspark.sql import SparkSession
+
+    spark = SparkSession.getActiveSession()
+    total = 0
+    for k in range(models):
+        name = f"many.m_{k:02d}"
+        if system == "sqlext":
+            import sqlext
+            total += sqlext.sql(spark, f"SELECT count(*) FROM {name}").collect()[0][0]
+        else:
+            total += spark.sql(f"SELECT count(*) FROM {name}").collect()[0][0]
+    if total != dbt_many_models.expected_rows(models):
+        raise SystemExit(f"{system}: {total} rows after the second build, expected "
+                         f"{dbt_many_models.expected_rows(models)}")
+
+
 # --- parent ------------------------------------------------------------------------------------
 
 
-def run_child(system: str, threads: int, with_snapshot: bool) -> dict:
+def run_child(system: str, threads: int, with_snapshot: bool, models: int = 0) -> dict:
     workdir = Path(tempfile.mkdtemp(prefix=f"bench-dbt-{system}-"))
     try:
         cmd = [sys.executable, __file__, "--child", system, "--workdir", str(workdir),
-               "--threads", str(threads)] + (["--with-snapshot"] if with_snapshot else [])
+               "--threads", str(threads), "--models", str(models)] + (
+                   ["--with-snapshot"] if with_snapshot else [])
         out = subprocess.run(cmd, capture_output=True, text=True, check=False)
         line = [ln for ln in out.stdout.splitlines() if ln.startswith("RESULT ")]
         if out.returncode or not line:
@@ -202,18 +235,23 @@ def main() -> None:
     parser.add_argument("--child", choices=["sqlext", "spark"])
     parser.add_argument("--workdir")
     parser.add_argument("--with-snapshot", action="store_true")
+    parser.add_argument("--models", type=int, default=0,
+                        help="build a generated project of this many incremental models")
     args = parser.parse_args()
     if args.child:
-        result = child(args.child, Path(args.workdir), args.threads, args.with_snapshot)
+        result = child(args.child, Path(args.workdir), args.threads, args.with_snapshot,
+                       args.models)
         print("RESULT " + json.dumps(result), flush=True)
         return
 
     print(f"load average before: {load_average()}")
     results = defaultdict(list)
     for i in range(args.runs):             # interleaved, so that load changes hit both
-        for system, snap in (("sqlext", False), ("spark", False), ("sqlext", True)):
+        contenders = (("sqlext", False), ("spark", False)) if args.models else (
+            ("sqlext", False), ("spark", False), ("sqlext", True))
+        for system, snap in contenders:
             key = system + (" + snapshot" if snap else "")
-            results[key].append(run_child(system, args.threads, snap))
+            results[key].append(run_child(system, args.threads, snap, args.models))
             print(f"run {i + 1} {key}: second build {results[key][-1]['second']:.1f}s "
                   f"(load {load_average()})", flush=True)
 

@@ -20,6 +20,7 @@ _LAZY = {
     "read": "sqlext.api",
     "changes": "sqlext.api",
     "DeltaTable": "sqlext.tables",
+    "IdentityGenerator": "sqlext.tables",
     "install": "sqlext.drop_in",
 }
 

@@ -43,6 +43,11 @@ class UnsupportedTableFeatureError(SqlextError):
     """The table needs a reader or writer feature sqlext does not implement."""
 
 
+class InvalidProtocolChangeError(SqlextError):
+    """A requested protocol (versions or a table feature) that Delta does not define or
+    allow; the table is unchanged."""
+
+
 class CommitFailedError(SqlextError):
     """The file system refused to write a commit (a full disk, a quota, permissions); nothing
     was committed."""
@@ -81,6 +86,18 @@ class ConstraintViolationError(InvariantViolationError):
     """Written rows break a constraint of the table (NOT NULL, CHECK, a column invariant), or a
     new constraint is broken by rows already in the table; nothing was committed (delta-spark's
     ``DeltaInvariantViolationException`` / ``DELTA_NEW_CHECK_CONSTRAINT_VIOLATION``)."""
+
+
+class GeneratedColumnMismatchError(ConstraintViolationError):
+    """A written row gives a generated column a value other than its generation expression's
+    (delta-spark's ``DELTA_GENERATED_COLUMNS_EXPR_MISMATCH`` / the generated column's CHECK);
+    nothing was committed."""
+
+
+class IdentityColumnError(AnalysisException):
+    """An identity column was given a value it does not accept (an explicit value for a
+    GENERATED ALWAYS column, an UPDATE of one), or its values would overflow; nothing was
+    committed."""
 
 
 class UnsupportedOperationError(SqlextError):

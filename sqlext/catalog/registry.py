@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from pyspark.sql import SparkSession
 
-from sqlext.engine.session import native_sql
+from sqlext.engine.session import native_sql, session_constant
 from sqlext.errors import AnalysisException, TableNotFoundError
 from sqlext.log.storage import is_local, normalize_location, store_for
 
@@ -105,7 +105,9 @@ class Catalog:
 
     def __init__(self, spark: SparkSession):
         self.spark = spark
-        self.warehouse = normalize_location(spark.conf.get("spark.sql.warehouse.dir"))
+        # a static setting: read once per session
+        self.warehouse = session_constant(spark, "warehouse", lambda: normalize_location(
+            spark.conf.get("spark.sql.warehouse.dir")))
         self.store = store_for(self.warehouse)
 
     def current_schema(self) -> str:

@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass
 from pyspark.sql import SparkSession
 
 from sqlext.catalog.registry import CATALOG_DIR, Catalog
+from sqlext.engine.session import session_constant
 
 VIEWS_DIR = "_views"
 
@@ -43,6 +44,10 @@ class ViewDef:
 def _session_key(spark: SparkSession) -> str:
     if hasattr(spark, "session_id"):    # Spark Connect: the server's session id
         return str(spark.session_id)
+    return session_constant(spark, "session_key", lambda: _jvm_session_key(spark))
+
+
+def _jvm_session_key(spark: SparkSession) -> str:
     try:
         return str(spark._jsparkSession.sessionUUID())
     except Exception:  # noqa: BLE001 - older Spark: one registry per Python session object

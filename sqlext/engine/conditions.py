@@ -23,7 +23,7 @@ from pyspark.sql.utils import AnalysisException as SparkAnalysisException
 from sqlglot import exp
 
 from sqlext.engine import connect_plans
-from sqlext.engine.session import is_connect
+from sqlext.engine.session import is_connect, session_constant
 from sqlext.errors import (AnalysisException, ParseError, SqlextError,
                            UnsupportedOperationError)
 from sqlext.log.pruning import parse_predicate
@@ -95,9 +95,13 @@ def as_column(value, what: str, where: str) -> tuple[Column, str | None]:
 
 
 def has_subquery(spark_session, expression) -> bool:
+    """Whether a (JVM) Catalyst expression holds a subquery."""
     jvm = spark_session.sparkContext._jvm
-    return bool(jvm.org.apache.spark.sql.catalyst.expressions.SubqueryExpression.hasSubquery(
-        expression))
+    # the class looked up once per session: py4j resolves a dotted name one round trip a part
+    subquery = session_constant(spark_session, "SubqueryExpression",
+                                lambda: jvm.org.apache.spark.sql.catalyst.expressions
+                                .SubqueryExpression)
+    return bool(subquery.hasSubquery(expression))
 
 
 def _references(expression) -> frozenset[str]:

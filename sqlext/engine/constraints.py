@@ -29,6 +29,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from sqlglot import exp, parse_one
 
+from sqlext.engine.generated import generated_columns, mismatch, mismatch_message
 from sqlext.engine.schemas import quote_identifier
 from sqlext.errors import UnsupportedTableFeatureError
 
@@ -44,14 +45,15 @@ CONSTRAINT_MARK = "[sqlext constraint]"
 class Constraint:
     """One rule every written row must satisfy.
 
-    ``kind`` is ``"NOT NULL"`` or ``"CHECK"``; ``name`` the CHECK's name or the NOT NULL column
-    (dotted path); ``expression`` the CHECK's SQL text; ``path`` the NOT NULL column's field
-    names, outermost first."""
+    ``kind`` is ``"NOT NULL"``, ``"CHECK"`` or ``"GENERATED"``; ``name`` the CHECK's name or the
+    NOT NULL or generated column (dotted path); ``expression`` the CHECK's SQL text or the
+    generation expression; ``path`` the NOT NULL column's field names, outermost first."""
 
     kind: str
     name: str
     expression: str | None = None
     path: tuple[str, ...] = ()
+    data_type: T.DataType | None = None     # a GENERATED column's type
 
 
 def check_constraints(configuration: Mapping[str, str]) -> dict[str, str]:
@@ -69,11 +71,14 @@ def without_check_constraints(configuration: Mapping[str, str]) -> dict[str, str
 def table_constraints(schema: T.StructType, configuration: Mapping[str, str]) -> list[Constraint]:
     """Every constraint of a table with this schema and these properties: NOT NULL fields and
     legacy invariants (from the schema) first, then CHECK constraints, as delta-spark orders
-    them."""
+    them, then generated columns (each must equal its expression,
+    :mod:`sqlext.engine.generated`)."""
     found: list[Constraint] = []
     _schema_constraints(schema, (), found)
     found += [Constraint("CHECK", name, expression)
               for name, expression in sorted(check_constraints(configuration).items())]
+    found += [Constraint("GENERATED", name, expression, data_type=dtype)
+              for name, (expression, dtype) in generated_columns(schema).items()]
     return found
 
 
@@ -132,10 +137,14 @@ def violation(constraint: Constraint) -> Column:
         for parent in parents:
             broken = parent & broken
         return broken
+    if constraint.kind == "GENERATED":
+        return mismatch(constraint.name, constraint.expression, constraint.data_type)
     return ~F.coalesce(F.expr(constraint.expression), F.lit(False))
 
 
 def _message(constraint: Constraint) -> Column:
+    if constraint.kind == "GENERATED":
+        return mismatch_message(constraint.name, constraint.expression)
     if constraint.kind == "NOT NULL":
         return F.lit(f"{CONSTRAINT_MARK} NOT NULL constraint violated for column: "
                      f"{constraint.name}")

@@ -33,6 +33,7 @@ from sqlext.engine.maintenance.convert import require_empty_location
 from sqlext.engine.post_commit import after_commit
 from sqlext.engine.schemas import same_type, spark_schema
 from sqlext.engine.session import native_table_exists
+from sqlext.engine.generated import check_generated_schema, computed_columns
 from sqlext.engine.table_metadata import new_table_metadata, stage_metadata
 from sqlext.engine.write import write
 from sqlext.errors import (AnalysisException, ConcurrentModificationException,
@@ -80,6 +81,8 @@ def create_table(spark: SparkSession, ref: TableRef, definition: TableDefinition
     names the table in messages (default: its name, else its location).
     """
     display = display or ref.display
+    if definition.schema is not None:
+        check_generated_schema(spark, definition.schema, display)
     catalog = Catalog(spark)
     registered = catalog.lookup(ref.schema, ref.name) if ref.name else None
     if registered is not None and definition.external \
@@ -213,6 +216,12 @@ def add_columns(spark: SparkSession, ref: TableRef, columns: T.StructType) -> in
     if clash:
         raise AnalysisException(f"ALTER TABLE {ref.display} ADD COLUMNS: column(s) {clash} "
                                 "already exist")
+    computed = computed_columns(columns)
+    if computed:
+        raise UnsupportedOperationError(
+            f"ALTER TABLE {ref.display} ADD COLUMNS (version {snapshot.version}): {computed} "
+            "would be generated or IDENTITY columns, which only CREATE TABLE can define (as in "
+            "delta-spark). The table is unchanged.")
     required = [f.name for f in columns.fields if not f.nullable]
     if required:
         raise AnalysisException(f"ALTER TABLE {ref.display} ADD COLUMNS: new column(s) "

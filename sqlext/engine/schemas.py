@@ -12,6 +12,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from sqlext.errors import SchemaMismatchError
+from sqlext.log.generated import GENERATION_EXPRESSION, IDENTITY_PREFIX
 
 # data types a column may be cast up to silently when written (the table's type never changes)
 _UPCASTS = {
@@ -102,7 +103,8 @@ def _merge_struct(table: T.StructType, data: T.StructType, merge: bool, where: s
                 f"table {table_name}: the data has column(s) the table does not have: {names}. "
                 "To add them, write with mergeSchema=True (SQL: MERGE WITH SCHEMA EVOLUTION / "
                 "ALTER TABLE ADD COLUMNS). The table is unchanged.")
-        fields += [T.StructField(f.name, f.dataType, True, f.metadata) for f in extra]
+        fields += [T.StructField(f.name, f.dataType, True, written_metadata(f.metadata))
+                   for f in extra]
         changed = True
     return T.StructType(fields), changed
 
@@ -123,6 +125,14 @@ def _aligned(expr, source: T.DataType | None, target: T.DataType):
     if same_type(source, target):
         return expr
     return expr.cast(target)
+
+
+def written_metadata(metadata: dict | None) -> dict:
+    """A data column's field metadata as a table created (or a column added) from the data
+    keeps it: without generation expressions and identity properties, which belong to the table
+    the data was read from (delta-spark's ``removeDefaultExpressions``)."""
+    return {k: v for k, v in (metadata or {}).items()
+            if k != GENERATION_EXPRESSION and not k.startswith(IDENTITY_PREFIX)}
 
 
 def quote_identifier(name: str) -> str:
@@ -149,7 +159,8 @@ def plan_write(df: DataFrame, table_schema: T.StructType | None, merge_schema: b
                                   f"{sorted(dupes)} (column names are case-insensitive)")
     if table_schema is None:
         schema = T.StructType([T.StructField(f.name, T.StringType() if isinstance(
-            f.dataType, T.NullType) else f.dataType, True, f.metadata) for f in df.schema.fields])
+            f.dataType, T.NullType) else f.dataType, True, written_metadata(f.metadata))
+            for f in df.schema.fields])
         return WritePlan(schema, True, [_aligned(quoted_column(f.name), f.dataType, t.dataType)
                                         .alias(f.name) for f, t in zip(df.schema.fields, schema)])
     merged, changed = _merge_struct(table_schema, df.schema, merge_schema, "", table_name)

@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 import re
 import sys
+import weakref
+from collections.abc import Callable
 
 from pyspark.errors import PySparkException
 from pyspark.sql import SparkSession
@@ -112,16 +114,41 @@ def _remote_session(url: str, conf: dict) -> SparkSession:
     return spark
 
 
+#: per SparkContext (its JVM context never changes): its Hadoop configuration, once prepared
+_PREPARED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+#: per SparkSession: values that cannot change while it lives (see :func:`session_constant`)
+_CONSTANTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
 def prepare(spark: SparkSession) -> None:
     """Make a session (sqlext's or the caller's) ready for sqlext: remote log stores, writer
-    settings that do not change results. A Spark Connect session needs nothing: its log goes
-    through sqlext's Python stores, its writer settings are the server's."""
+    settings that do not change results. The JVM side is set up once per SparkContext (every
+    statement calls this: four py4j round trips saved each time); the log store factory and the
+    bucket options resolver are installed again on each call, as they always were. A Spark
+    Connect session needs nothing: its log goes through sqlext's Python stores, its writer
+    settings are the server's."""
     if is_connect(spark):
         return
-    storage_bridge.install(spark)
-    hconf = spark.sparkContext._jsc.hadoopConfiguration()
-    hconf.set("mapreduce.fileoutputcommitter.marksuccessfuljobs", "false")
-    hconf.set("parquet.enable.summary-metadata", "false")
+    sc = spark.sparkContext
+    hconf = _PREPARED.get(sc)
+    if hconf is None:
+        hconf = sc._jsc.hadoopConfiguration()
+        hconf.set("mapreduce.fileoutputcommitter.marksuccessfuljobs", "false")
+        hconf.set("parquet.enable.summary-metadata", "false")
+        _PREPARED[sc] = hconf
+    storage_bridge.install(spark, hconf)
+
+
+def session_constant(spark: SparkSession, name: str, compute: Callable[[], object]):
+    """``compute()``, asked once per SparkSession object for ``name``: for values fixed for the
+    session's lifetime (a static setting such as the warehouse directory, the session's id),
+    which otherwise cost a py4j round trip each time they are read."""
+    values = _CONSTANTS.get(spark)
+    if values is None:
+        values = _CONSTANTS[spark] = {}
+    if name not in values:
+        values[name] = compute()
+    return values[name]
 
 
 def native_sql(spark: SparkSession, text: str, *args, **kwargs):
@@ -146,7 +173,10 @@ class TempViews:
                 return any(t.isTemporary and t.name.lower() == lowered
                            for t in type(self.spark.catalog).listTables(self.spark.catalog))
             if self._jcatalog is None:
-                self._jcatalog = self.spark._jsparkSession.sessionState().catalog()
+                # the session's catalog object never changes: looked up once per session
+                spark = self.spark
+                self._jcatalog = session_constant(
+                    spark, "session_catalog", lambda: spark._jsparkSession.sessionState().catalog())
             return bool(self._jcatalog.getTempView(name).isDefined())
         except Exception:  # noqa: BLE001 - no temp view API: nothing shadows
             return False

@@ -5,12 +5,18 @@ SET / UNSET TBLPROPERTIES, ADD COLUMNS, column comments) stages its new metadata
 rule is written once: a new table gets the protocol its configuration needs
 (:func:`sqlext.log.protocol.protocol_for_new_table`), an existing table is upgraded only when
 its new configuration needs more than its protocol offers (the change feed on a writer-2 table).
+The protocol properties (``delta.minReaderVersion``, ``delta.minWriterVersion``,
+``delta.feature.<name>``) are requests for features, applied to the protocol and never kept in
+the configuration (:mod:`sqlext.log.protocol_changes`).
 """
 
 from __future__ import annotations
 
-from sqlext.log.actions import Metadata
+import dataclasses
+
+from sqlext.log.actions import Metadata, Protocol
 from sqlext.log.protocol import protocol_for_new_table, upgrade_for_configuration
+from sqlext.log.protocol_changes import check_feature_names, merged, split_protocol_properties
 from sqlext.log.transaction import now_ms
 
 # Tables sqlext creates record their changes unless told otherwise.
@@ -49,12 +55,24 @@ def new_table_metadata(schema_string: str, partition_columns: list[str],
                         description=description)
 
 
+# the protocol a new table has before its configuration asks for more (delta-spark's default)
+_NEW_TABLE_BASE = Protocol(1, 2)
+
+
 def stage_metadata(txn, metadata: Metadata) -> None:
     """Stage ``metadata`` on ``txn`` with the protocol it needs (see the module docstring)."""
-    txn.update_metadata(metadata)
-    if txn.snapshot is None:
-        txn.update_protocol(protocol_for_new_table(metadata.configuration))
-        return
-    upgraded = upgrade_for_configuration(txn.snapshot.protocol, metadata.configuration)
-    if upgraded is not None:
-        txn.update_protocol(upgraded)
+    current = txn.snapshot.protocol if txn.snapshot is not None else None
+    conf, requested = split_protocol_properties(txn.log.name, txn.read_version,
+                                                metadata.configuration,
+                                                current or _NEW_TABLE_BASE)
+    if requested:
+        check_feature_names(txn.log.name, txn.read_version, requested)
+    if current is None:
+        protocol = protocol_for_new_table(conf, metadata.schema_string)
+    else:
+        protocol = upgrade_for_configuration(current, conf, metadata.schema_string) or current
+    protocol = merged(protocol, requested) or protocol
+    txn.update_metadata(dataclasses.replace(metadata, configuration=conf)
+                        if conf is not metadata.configuration else metadata)
+    if protocol != current:
+        txn.update_protocol(protocol)

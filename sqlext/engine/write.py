@@ -20,6 +20,8 @@ from sqlext.engine.io.files import write_files
 from sqlext.engine.io.partitions import files_matching_partition_predicate
 from sqlext.engine.post_commit import after_commit
 from sqlext.engine.dml.rewrite import delete_matching_rows, write_changes
+from sqlext.engine.generated import (IdentityValues, fill_generated, refuse_explicit_identity,
+                                     with_identity_values)
 from sqlext.engine.io.scan import partition_value
 from sqlext.engine.schemas import plan_write, spark_schema
 from sqlext.engine.session import prepare
@@ -29,6 +31,7 @@ from sqlext.errors import (AnalysisException, InvariantViolationError, ProtocolC
                            SchemaMismatchError, SqlextError, TableAlreadyExistsError)
 from sqlext.log.actions import Metadata, SetTransaction
 from sqlext.log.column_mapping import ColumnMapping
+from sqlext.log.generated import with_high_water_marks
 from sqlext.log.protocol import check_writable
 from sqlext.log.pruning import Pruner, only_partition_columns, parse_predicate
 from sqlext.log.table import DeltaLog
@@ -114,6 +117,12 @@ def _write_once(spark, df, ref: TableRef, mode, partition_by, replace_where, mer
                                 f"columns of the data ({list(names.values())})")
     pcols = [names[c.lower()] for c in pcols]
     data = df.select(*plan.columns)
+    supplied = {f.name.lower() for f in df.schema.fields}
+    if snapshot is not None and not replace_schema:
+        refuse_explicit_identity(plan.table_schema, supplied,
+                                 f"table {ref.display}, version {snapshot.version}",
+                                 operation or "WRITE")
+        data = fill_generated(data, plan.table_schema, supplied)
 
     metadata = _metadata(snapshot, plan, pcols, configuration, replace_schema, ref, description,
                          replace_table)
@@ -140,6 +149,9 @@ def _write_once(spark, df, ref: TableRef, mode, partition_by, replace_where, mer
                     f"replaceWhere predicate {replace_where!r}, e.g. {violations[0].asDict()}. "
                     "Nothing was written.")
 
+        identity = IdentityValues()
+        if snapshot is not None and not replace_schema:
+            data, identity = with_identity_values(data, plan.table_schema, supplied)
         written = write_files(spark, data, log, pcols, plan.table_schema,
                               constraints=table_constraints(plan.table_schema,
                                                             effective.configuration),
@@ -162,6 +174,12 @@ def _write_once(spark, df, ref: TableRef, mode, partition_by, replace_where, mer
                 removed = snapshot.files
                 txn.read_whole_table()
 
+    marks = identity.high_water_marks()
+    if marks:
+        # the values generated are recorded in this commit: a concurrent writer that generated
+        # values too changed the metadata first, so one of the two conflicts
+        stage_metadata(txn, dataclasses.replace(txn.metadata, schema_string=with_high_water_marks(
+            txn.metadata.schema_string, marks)))
     actions = []
     if app_id is not None:
         actions.append(SetTransaction(app_id, int(app_version), now_ms()))

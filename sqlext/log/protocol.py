@@ -2,8 +2,9 @@
 tables.
 
 A table needing a feature sqlext does not implement is refused with an error naming the feature:
-reading it anyway could return wrong rows, writing it could break rules other engines enforce
-(generated columns, identity columns). Deletion vectors (:mod:`sqlext.log.deletion_vectors`) are
+reading it anyway could return wrong rows, writing it could break rules other engines enforce.
+Generated and identity columns (:mod:`sqlext.log.generated`) are written as delta-spark writes
+them (``sqlext.engine.generated``). Deletion vectors (:mod:`sqlext.log.deletion_vectors`) are
 read and written (DELETE, UPDATE and MERGE mark rows when ``delta.enableDeletionVectors`` is
 true: ``sqlext.engine.dml.marking``). Column mapping (:mod:`sqlext.log.column_mapping`) is read in ``name``
 and ``id`` modes and written in ``name`` mode (``id`` mode tables are refused for writes); setting
@@ -24,6 +25,7 @@ from __future__ import annotations
 from sqlext.errors import UnsupportedTableFeatureError
 from sqlext.log.actions import Metadata, Protocol
 from sqlext.log.column_mapping import MODES, mapping_mode
+from sqlext.log.generated import schema_features
 
 MAX_READER_VERSION = 3
 MAX_WRITER_VERSION = 7
@@ -35,7 +37,7 @@ SUPPORTED_READER_FEATURES = {"timestampNtz", "vacuumProtocolCheck", "deletionVec
 SUPPORTED_WRITER_FEATURES = {"appendOnly", "changeDataFeed", "timestampNtz", "vacuumProtocolCheck",
                              "inCommitTimestamp", "invariants", "checkConstraints",
                              "domainMetadata", "v2Checkpoint", "columnMapping",
-                             "deletionVectors"}
+                             "deletionVectors", "generatedColumns", "identityColumns"}
 
 _LEGACY_WRITER_FEATURES = {
     2: {"appendOnly", "invariants"},
@@ -91,7 +93,7 @@ def unsupported_writer_features(protocol: Protocol, metadata: Metadata | None) -
 
 def _feature_in_use(feature: str, metadata: Metadata | None, listed: bool) -> bool:
     """Legacy protocol versions enable features implicitly; they matter only when used."""
-    if listed and feature not in ("generatedColumns", "identityColumns"):
+    if listed:
         return not (feature == "columnMapping" and not _column_mapping_active(metadata))
     if metadata is None:
         return listed     # a listed feature counts unless the schema shows it unused
@@ -134,13 +136,14 @@ def _message(table: str, version: int, protocol: Protocol, missing: list[str], v
 
 # the legacy writer version that first offers a feature a configuration can ask for
 _LEGACY_VERSION_OF = {"invariants": 2, "checkConstraints": 3, "changeDataFeed": 4,
-                      "columnMapping": 5}
+                      "generatedColumns": 4, "columnMapping": 5, "identityColumns": 6}
 # the reader version a feature needs (legacy protocols; a reader-3 protocol lists it instead)
 _LEGACY_READER_VERSION_OF = {"columnMapping": 2}
 
 
-def _configured_features(configuration: dict[str, str]) -> set[str]:
-    features = set()
+def _configured_features(configuration: dict[str, str],
+                         schema_string: str | None = None) -> set[str]:
+    features = schema_features(schema_string) if schema_string else set()
     if str(configuration.get("delta.enableChangeDataFeed", "false")).lower() == "true":
         features.add("changeDataFeed")
     if any(k.lower().startswith("delta.constraints.") for k in configuration):
@@ -165,19 +168,22 @@ def _reader_version(features: set[str]) -> int:
     return max([1] + [_LEGACY_READER_VERSION_OF.get(f, 1) for f in features])
 
 
-def protocol_for_new_table(configuration: dict[str, str]) -> Protocol:
-    """The protocol sqlext writes for a new table: 2/5 with column mapping, 1/4 with the change
-    feed, 1/3 with CHECK constraints, 1/2 otherwise; 3/7 listing the features (and appendOnly,
-    invariants) with deletion vectors."""
-    needed = _configured_features(configuration)
+def protocol_for_new_table(configuration: dict[str, str],
+                           schema_string: str | None = None) -> Protocol:
+    """The protocol sqlext writes for a new table: 2/5 with column mapping, 1/6 with an identity
+    column, 1/4 with the change feed or a generated column, 1/3 with CHECK constraints, 1/2
+    otherwise; 3/7 listing the features (and appendOnly, invariants) with deletion vectors."""
+    needed = _configured_features(configuration, schema_string)
     if needed & _READER_WRITER_FEATURES:
         return _table_features_protocol(Protocol(1, 2), needed)
     return Protocol(_reader_version(needed), max([2] + [_LEGACY_VERSION_OF[f] for f in needed]))
 
 
-def upgrade_for_configuration(protocol: Protocol, configuration: dict[str, str]) -> Protocol | None:
-    """The protocol needed once ``configuration`` is set, or None when the current one suffices."""
-    return upgrade_for_features(protocol, _configured_features(configuration))
+def upgrade_for_configuration(protocol: Protocol, configuration: dict[str, str],
+                              schema_string: str | None = None) -> Protocol | None:
+    """The protocol needed once ``configuration`` (and ``schema_string``: generated and identity
+    columns) is set, or None when the current one suffices."""
+    return upgrade_for_features(protocol, _configured_features(configuration, schema_string))
 
 
 def upgrade_for_features(protocol: Protocol, features: set[str]) -> Protocol | None:

@@ -15,6 +15,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from sqlext.engine import connect_plans
+from sqlext.engine.generated import computed_columns
 from sqlext.engine.schemas import same_type
 from sqlext.engine.session import is_connect
 from sqlext.errors import AnalysisException
@@ -28,11 +29,21 @@ def _can_assign(spark: SparkSession, source: T.DataType, target: T.DataType) -> 
         return True
     if is_connect(spark):
         return connect_plans.can_cast(source, target, policy)
-    jvm = spark._jvm
-    cast = getattr(getattr(jvm.org.apache.spark.sql.catalyst.expressions, "Cast$"), "MODULE$")
-    types = jvm.org.apache.spark.sql.types.DataType
-    src, dst = types.fromJson(source.json()), types.fromJson(target.json())
-    return bool(cast.canUpCast(src, dst) if policy == "STRICT" else cast.canANSIStoreAssign(src, dst))
+    key = (policy, source.json(), target.json())
+    found = _ASSIGNABLE.get(key)
+    if found is None:
+        jvm = spark._jvm
+        cast = getattr(getattr(jvm.org.apache.spark.sql.catalyst.expressions, "Cast$"), "MODULE$")
+        types = jvm.org.apache.spark.sql.types.DataType
+        src, dst = types.fromJson(source.json()), types.fromJson(target.json())
+        found = _ASSIGNABLE[key] = bool(cast.canUpCast(src, dst) if policy == "STRICT"
+                                        else cast.canANSIStoreAssign(src, dst))
+    return found
+
+
+#: (policy, source type, target type) -> Spark's answer, fixed by the Spark version: asked of the
+#: JVM once per process (a dozen py4j round trips per cast column otherwise)
+_ASSIGNABLE: dict[tuple[str, str, str], bool] = {}
 
 
 def assign(spark: SparkSession, source: DataFrame, schema: T.StructType, targets: list[str],
@@ -60,6 +71,9 @@ def assign(spark: SparkSession, source: DataFrame, schema: T.StructType, targets
             src.dataType, field.dataType) else F.col(f"_c{i}").cast(field.dataType)
     for name, value in constants.items():
         values[name.lower()] = value.cast(fields[name.lower()].dataType)
+    # generated and identity columns not given stay out: the write computes them
+    computed = {n.lower() for n in computed_columns(schema)}
     columns = [values.get(f.name.lower(), F.lit(None).cast(f.dataType)).alias(f.name)
-               for f in schema.fields]
+               for f in schema.fields
+               if f.name.lower() in values or f.name.lower() not in computed]
     return positional.select(*columns)

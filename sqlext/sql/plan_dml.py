@@ -26,6 +26,7 @@ from sqlext.engine.merge import merge
 from sqlext.engine.merge.clauses import MATCHED, NOT_MATCHED, NOT_MATCHED_BY_SOURCE, Clause
 from sqlext.engine.post_commit import result_row
 from sqlext.engine.read import resolve_snapshot
+from sqlext.engine.generated import computed_columns
 from sqlext.engine.schemas import spark_schema
 from sqlext.engine.dml.update import update
 from sqlext.engine.write import write
@@ -199,6 +200,10 @@ class InsertPlan(P.CallPlan):
             targets = self.columns
         else:
             targets = [f.name for f in schema.fields if f.name.lower() not in static_names]
+            computed = {c.lower() for c in computed_columns(schema)}
+            given = [t for t in targets if t.lower() not in computed]
+            if computed and len(df.columns) == len(given) != len(targets):
+                targets = given    # VALUES without the generated and identity columns
         unknown = [c for c in targets if c.lower() not in names]
         if unknown:
             raise AnalysisException(f"INSERT INTO {self.text}: unknown column(s) {unknown}; the "

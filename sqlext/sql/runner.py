@@ -15,7 +15,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as T
 from sqlglot import exp
 
-from sqlext.engine.session import native_table_exists, prepare
+from sqlext.engine.session import native_table_exists, prepare, session_constant
 from sqlext.errors import AnalysisException, SqlextError, UnsupportedOperationError
 from sqlext.sql import (describe, maintenance, nodes, plan_catalog, plan_clone, plan_ddl,
                         plan_dml, plan_views)
@@ -63,8 +63,10 @@ def execute(resolver: Resolver, stmt: exp.Expression) -> DataFrame | None:
 
 
 def empty(spark: SparkSession) -> DataFrame:
-    """The result of a statement that returns nothing."""
-    return spark.createDataFrame([], T.StructType([]))
+    """The result of a statement that returns nothing (built once per session: a DataFrame is
+    immutable, and building it costs some thirty py4j round trips)."""
+    return session_constant(spark, "empty_result",
+                            lambda: spark.createDataFrame([], T.StructType([])))
 
 
 # --- planning ---------------------------------------------------------------------------------

@@ -4,7 +4,8 @@
 reads statements at a prompt (line editing and history through readline; a statement may span
 lines and ends with ``;``). Results print as aligned tables, fitted to the terminal's width
 (long values cut, ending in ``...``), or one block per row with ``--vertical`` or ``\\x`` at the
-prompt (values never cut); ``exit`` or ``quit`` leaves. In ``-e`` / ``-f`` mode the first
+prompt (values never cut); ``DESCRIBE HISTORY`` is shown compact (version, timestamp, operation,
+parameters, non-zero metrics) unless vertical; ``exit`` or ``quit`` leaves. In ``-e`` / ``-f`` mode the first
 failing statement stops the run with exit code 1. ``Ctrl-C`` cancels the running statement
 (``cancelAllJobs``) and returns to the prompt; at the prompt it clears the statement being typed;
 ``Ctrl-D`` exits.
@@ -25,6 +26,7 @@ from sqlglot.tokens import TokenType
 
 from sqlext.engine.session import is_connect
 from sqlext.errors import SqlextError
+from sqlext.sql.history_view import compact_history
 from sqlext.sql.table_format import render, render_vertical
 from sqlext.version import VERSION
 
@@ -125,11 +127,16 @@ class Shell:
     def _show(self, result) -> int | None:
         if result is None or not result.columns:
             return None
+        from sqlext.tables import HISTORY_SCHEMA
+
         rows = result.collect()
+        columns = result.columns
         if self.vertical:
-            text = render_vertical(result.columns, rows)
+            text = render_vertical(columns, rows)
         else:
-            text = render(result.columns, rows, width=self._terminal_width())
+            if columns == HISTORY_SCHEMA.names:
+                columns, rows = compact_history(columns, rows)
+            text = render(columns, rows, width=self._terminal_width())
         print(text, file=self.out)
         self.out.flush()
         return len(rows)

@@ -16,24 +16,40 @@ from sqlglot import exp
 from sqlext.engine import connect_plans
 from sqlext.engine.session import is_connect
 from sqlext.errors import AnalysisException, UnsupportedOperationError
+from sqlext.log.generated import GENERATION_EXPRESSION, identity_metadata
+from sqlext.sql.splice import render
 
 _ALLOWED_CONSTRAINTS = (exp.NotNullColumnConstraint, exp.CommentColumnConstraint)
+_GENERATION = (exp.ComputedColumnConstraint, exp.GeneratedAsIdentityColumnConstraint)
 
 
 def struct_from_columns(spark: SparkSession, columns: list[exp.Expression],
                         table: str) -> T.StructType:
     """The Spark schema of ``CREATE TABLE t (<columns>)`` / ``ADD COLUMNS (<columns>)``."""
     defs = []
+    generation: dict[str, dict] = {}
     for col in columns:
         if not isinstance(col, exp.ColumnDef) or col.args.get("kind") is None:
             raise AnalysisException(f"table {table}: column {col.sql(dialect='spark')} needs a "
                                     "type, e.g. (id BIGINT, name STRING)")
+        kept = []
         for constraint in col.args.get("constraints") or []:
-            if not isinstance(constraint.args.get("kind"), _ALLOWED_CONSTRAINTS):
+            kind = constraint.args.get("kind")
+            if isinstance(kind, _GENERATION):
+                if col.name in generation:
+                    raise AnalysisException(f"table {table}: column {col.name} has two "
+                                            "GENERATED clauses")
+                generation[col.name] = _generation_metadata(col, kind, table)
+                continue
+            if not isinstance(kind, _ALLOWED_CONSTRAINTS):
                 raise UnsupportedOperationError(
                     f"table {table}: column {col.name}: {constraint.sql(dialect='spark')} is not "
-                    "supported; a column definition may have NOT NULL and COMMENT")
-        defs.append(col.sql(dialect="spark"))
+                    "supported; a column definition may have NOT NULL, COMMENT, GENERATED "
+                    "ALWAYS AS (expr) and GENERATED ALWAYS | BY DEFAULT AS IDENTITY")
+            kept.append(constraint)
+        plain = col.copy()
+        plain.set("constraints", [c.copy() for c in kept] or None)
+        defs.append(plain.sql(dialect="spark"))
     try:
         if is_connect(spark):
             schema = connect_plans.ddl_schema(spark, ", ".join(defs))
@@ -48,7 +64,42 @@ def struct_from_columns(spark: SparkSession, columns: list[exp.Expression],
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:
         raise AnalysisException(f"table {table}: duplicate column name(s) {dupes}")
+    if generation:
+        schema = T.StructType([
+            T.StructField(f.name, f.dataType, f.nullable,
+                          {**(f.metadata or {}), **generation.get(f.name, {})})
+            for f in schema.fields])
     return schema
+
+
+def _generation_metadata(col: exp.ColumnDef, kind: exp.Expression, table: str) -> dict:
+    """The field metadata of ``GENERATED ALWAYS AS (expr)`` (the expression as written) or of
+    ``GENERATED ALWAYS | BY DEFAULT AS IDENTITY [(START WITH s INCREMENT BY n)]``."""
+    if isinstance(kind, exp.ComputedColumnConstraint):
+        return {GENERATION_EXPRESSION: render(kind.this).text}
+    dtype = col.args["kind"]
+    if not dtype.is_type(exp.DataType.Type.BIGINT):
+        raise AnalysisException(f"table {table}: column {col.name}: an IDENTITY column must be "
+                                f"BIGINT, not {dtype.sql(dialect='spark')} (as in delta-spark)")
+    start, step = (_integer(kind.args.get(k), 1, col.name, table) for k in ("start", "increment"))
+    if step == 0:
+        raise AnalysisException(f"table {table}: column {col.name}: IDENTITY INCREMENT BY "
+                                "cannot be 0")
+    return identity_metadata(start, step, allow_explicit_insert=not kind.this)
+
+
+def _integer(node: exp.Expression | None, default: int, column: str, table: str) -> int:
+    if node is None:
+        return default
+    negative = isinstance(node, exp.Neg)
+    literal = node.this if negative else node
+    if not isinstance(literal, exp.Literal) or literal.is_string:
+        raise AnalysisException(f"table {table}: column {column}: IDENTITY START WITH and "
+                                f"INCREMENT BY take integer literals, not {node.sql()}")
+    value = int(literal.this)
+    return -value if negative else value
+
+
 
 
 def column_defs(schema: T.StructType) -> list[exp.ColumnDef]:

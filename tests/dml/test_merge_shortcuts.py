@@ -162,6 +162,33 @@ def test_keys_of_a_plain_parquet_source_are_read_without_a_spark_job(spark, tabl
     assert operation(table_path, 1)[2]["numSourceRows"] == str(len(src_rows))
 
 
+def test_keys_of_a_values_source_are_summarised_without_a_spark_job(spark, table_path):
+    spark_table(spark, table_path, ROWS, files=3)
+    snapshot = DeltaLog(str(table_path)).snapshot()
+    types = {f.name: f.dataType for f in spark_schema(snapshot.metadata.schema_string).fields}
+    # SQL VALUES: a local relation, whose rows Spark hands back from the driver
+    src = spark.sql("SELECT * FROM VALUES (12, 'x'), (15, CAST(NULL AS STRING)), "
+                    "(CAST(NULL AS INT), 'n'), (100, 'new') AS s(id, s)").alias("s")
+    assert src._jdf.queryExecution().optimizedPlan().nodeName() == "LocalRelation"
+
+    def summary():
+        keys = [KeyPair("id", exp.column("id", "s")), KeyPair("s", exp.column("s", "s"))]
+        return summarize_source(src, snapshot, snapshot.files, keys, types)
+
+    local, jobs = jobs_run(spark, summary)
+    assert jobs == 0
+    spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
+    try:
+        in_spark, jobs = jobs_run(spark, summary)
+    finally:
+        spark.conf.unset("spark.sql.autoBroadcastJoinThreshold")
+    assert jobs >= 1
+    assert local.num_rows == in_spark.num_rows == 4
+    assert [(k.pair.kind, k.low, k.high, k.intervals) for k in local.keys] == \
+        [(k.pair.kind, k.low, k.high, k.intervals) for k in in_spark.keys]
+    assert [(k.low, k.high) for k in local.keys] == [(12, 100), ("n", "x")]
+
+
 def test_empty_table_frames_are_reused_per_schema_and_alias(spark, table_path):
     spark_table(spark, table_path, ROWS, files=1)
     log = DeltaLog(str(table_path))

@@ -170,7 +170,7 @@ def test_domain_metadata_survives_a_sqlext_checkpoint(tmp_path):
 
 def test_feature_sets_are_honest():
     """Read: V2 checkpoints, type widening, variant. Write: features sqlext cannot honour are
-    refused by name; domain metadata is kept (sqlext never writes a domain), V2 checkpoints
+    refused by name, generated and identity columns are written; domain metadata is kept (sqlext never writes a domain), V2 checkpoints
     written."""
     def proto(features):
         return Protocol(3, 7, [f for f in features if f in ("v2Checkpoint", "typeWidening",
@@ -180,11 +180,14 @@ def test_feature_sets_are_honest():
                     "variantType-preview"):
         check_readable("t", 0, proto([feature]), None)
     for feature in ("typeWidening", "variantType", "rowTracking", "clustering",
-                    "icebergCompatV1", "icebergCompatV2", "generatedColumns", "identityColumns"):
+                    "icebergCompatV1", "icebergCompatV2"):
         with pytest.raises(UnsupportedTableFeatureError, match=feature):
             check_writable("t", 0, proto([feature]), None)
     assert unsupported_writer_features(
-        proto(["domainMetadata", "inCommitTimestamp", "v2Checkpoint"]), None) == []
+        proto(["domainMetadata", "inCommitTimestamp", "v2Checkpoint", "generatedColumns",
+               "identityColumns"]), None) == []
+    # legacy writer 6 (identity and generated columns implied) is writable too
+    assert unsupported_writer_features(Protocol(1, 6), None) == []
     with pytest.raises(UnsupportedTableFeatureError, match="futureFeature"):
         check_readable("t", 0, Protocol(3, 7, ["futureFeature"], ["futureFeature"]), None)
 

@@ -176,3 +176,30 @@ def test_render_aligns_columns():
     assert render(["n", "name"], [(1, "a"), (100, None)]) == (
         "+-----+------+\n| n   | name |\n+-----+------+\n|   1 | a    |\n| 100 | NULL |\n"
         "+-----+------+")
+
+
+def test_describe_history_is_compact_unless_vertical(spark, tmp_path):
+    import io
+
+    import sqlext
+    from sqlext.sql.shell import Shell
+
+    path = tmp_path / "h"
+    sqlext.write(spark.createDataFrame([(1, "a"), (2, "b")], "id long, v string"), str(path),
+                 userMetadata="load")
+    sqlext.sql(spark, f"DELETE FROM delta.`{path}` WHERE id = 1")
+    out = io.StringIO()
+    shell = Shell(spark, silent=True, out=out, err=io.StringIO())
+    assert shell.run_script(f"DESCRIBE HISTORY delta.`{path}`")
+    lines = out.getvalue().splitlines()
+    header = [c.strip() for c in lines[1].strip("|").split("|")]
+    assert header == ["version", "timestamp", "operation", "parameters", "metrics",
+                      "userMetadata"]
+    delete = next(line for line in lines if "| DELETE" in line)
+    assert "numDeletedRows=1" in delete and "predicate=" in delete
+    assert "=0," not in delete and not delete.rstrip(" |").endswith("=0")   # zero metrics left out
+    assert "clusterId" not in out.getvalue()
+    vertical = io.StringIO()
+    Shell(spark, silent=True, out=vertical, err=io.StringIO(), vertical=True).run_script(
+        f"DESCRIBE HISTORY delta.`{path}`")
+    assert "clusterId" in vertical.getvalue() and "isolationLevel" in vertical.getvalue()

@@ -102,13 +102,15 @@ def _refuse_values(why: str, where: str, what: str) -> None:
 
 
 def store_assign(frame: DataFrame, value: Column, value_type: T.DataType, field: T.StructField,
-                 where: str, shown: str) -> Column:
+                 where: str, shown: str, policy: str | None = None) -> Column:
     """``value`` (of ``value_type``) as a value of ``field``, cast as delta-spark's UPDATE and
-    MERGE cast under the session's ``spark.sql.storeAssignmentPolicy``. A cast the policy does
-    not allow raises :class:`AnalysisException` now; a value the cast rejects (malformed, out of
-    range), or NULL for a NOT NULL field, fails the job that evaluates it."""
+    MERGE cast under the session's ``spark.sql.storeAssignmentPolicy`` (``policy``: that
+    setting, when the caller has read it already). A cast the policy does not allow raises
+    :class:`AnalysisException` now; a value the cast rejects (malformed, out of range), or NULL
+    for a NOT NULL field, fails the job that evaluates it."""
     session = frame.sparkSession
-    policy = str(session.conf.get("spark.sql.storeAssignmentPolicy", "ANSI")).upper()
+    if policy is None:
+        policy = assignment_policy(session)
     value = _cast(_Caster(session, policy, where, shown), value, value_type, field.dataType,
                   field.name)
     if not field.nullable:
@@ -116,6 +118,17 @@ def store_assign(frame: DataFrame, value: Column, value_type: T.DataType, field:
             f"NOT NULL constraint violated for column: {field.name} (the value {shown!r} is "
             "NULL)")).otherwise(value)
     return value
+
+
+def assignment_policy(session) -> str:
+    """The session's ``spark.sql.storeAssignmentPolicy`` (upper-cased; ANSI when unset)."""
+    return str(session.conf.get("spark.sql.storeAssignmentPolicy", "ANSI")).upper()
+
+
+#: (policy, source type, target type) -> whether Spark's Cast allows the store assignment: fixed
+#: by the Spark version, so asked of the JVM once per process (four py4j round trips and a class
+#: lookup each time otherwise)
+_CAST_ALLOWED: dict[tuple[str, str, str], bool] = {}
 
 
 @dataclass
@@ -128,6 +141,13 @@ class _Caster:
     def allowed(self, source: T.DataType, target: T.DataType) -> bool:
         if is_connect(self.session):
             return connect_plans.can_cast(source, target, self.policy)
+        key = (self.policy, source.json(), target.json())
+        found = _CAST_ALLOWED.get(key)
+        if found is None:
+            found = _CAST_ALLOWED[key] = self._ask_spark(source, target)
+        return found
+
+    def _ask_spark(self, source: T.DataType, target: T.DataType) -> bool:
         jvm = self.session.sparkContext._jvm
         cast = jvm.org.apache.spark.sql.catalyst.expressions.Cast
         parse = self.session._jsparkSession.parseDataType
@@ -260,8 +280,9 @@ def assign(frame: DataFrame, schema: T.StructType, items: list[tuple], old: Call
     values: dict[str, Column] = {}
     direct: dict[str, int] = {}
     nested: dict[str, list[tuple[list[str], Column]]] = {}
+    policy = assignment_policy(frame.sparkSession)
     for i, it in enumerate(parsed):
-        cast = store_assign(frame, it.value, types[i], it.fields[-1], where, it.shown)
+        cast = store_assign(frame, it.value, types[i], it.fields[-1], where, it.shown, policy)
         top = it.path[0]
         if len(it.path) == 1:
             values[top] = cast

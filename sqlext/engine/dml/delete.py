@@ -14,14 +14,13 @@ Cases 1 and 2 write no change files: the change feed reads their ``remove`` acti
 
 On a table with ``delta.enableDeletionVectors=true``, case 3 rewrites nothing: the matching rows
 are marked in deletion vectors (:mod:`sqlext.engine.dml.marking`), each touched file's ``remove``
-followed by an ``add`` of the same path with its new vector; the deleted rows still go to the
-change feed as ``delete`` change rows.
+followed by an ``add`` of the same path with its new vector; the change feed reads the deleted
+rows from the vectors (no change data file, as delta-spark).
 """
 
 from __future__ import annotations
 
 from pyspark.sql import SparkSession
-from pyspark.sql import functions as F
 
 from sqlext.engine.conditions import resolve_condition
 from sqlext.engine.dml.command import (DmlResult, Timer, begin, commit, file_metrics, record_reads, removes,
@@ -29,8 +28,7 @@ from sqlext.engine.dml.command import (DmlResult, Timer, begin, commit, file_met
 from sqlext.engine.io.partitions import files_matching_partition_predicate
 from sqlext.engine.dml.marking import (discarded_on_failure, mark_rows, matching_rows,
                                        uses_deletion_vectors)
-from sqlext.engine.dml.rewrite import (delete_matching_rows, scan_rows, total_records,
-                                       write_changes)
+from sqlext.engine.dml.rewrite import delete_matching_rows, total_records
 from sqlext.log.pruning import Pruner
 from sqlext.log.table import DeltaLog
 from sqlext.log.transaction import Transaction
@@ -92,21 +90,17 @@ def _delete_marking(spark: SparkSession, log: DeltaLog, txn: Transaction, snapsh
     """Case 3 on a table with deletion vectors: mark the matching rows, rewrite no file."""
     scanned = Pruner(cond.predicate, snapshot.schema, snapshot.partition_columns).prune(
         snapshot.files) if cond.predicate is not None else snapshot.files
-    changes = []
     with spark_job_errors(log, snapshot, OPERATION):
         hits = matching_rows(spark, log, snapshot, scanned, cond.column, alias)
         scan_ms = timer.lap()
         touched = [f for f in scanned if f.path in hits]
-        if touched and snapshot.change_data_feed_enabled:
-            rows = scan_rows(spark, log, snapshot, touched, alias)
-            changes = write_changes(spark, log, snapshot,
-                                    rows.filter(cond.column.eqNullSafe(F.lit(True))), "delete")
+    # No change data file: the change feed reads the deleted rows from the vectors (the rows
+    # each new vector deletes and the old one did not), as delta-spark writes and reads it.
     marking = mark_rows(log, touched, hits)
     record_reads(txn, cond, [f for f in scanned if f.path not in hits])
-    metrics = {**file_metrics([], [], changes), **marking.metrics, "numCopiedRows": 0,
+    metrics = {**file_metrics([], [], []), **marking.metrics, "numCopiedRows": 0,
                "numFilesBeforeSkipping": len(snapshot.files_by_path),
                "numFilesAfterSkipping": len(scanned),
                "scanTimeMs": scan_ms, "rewriteTimeMs": timer.lap()}
-    actions = marking.actions() + [c.cdc() for c in changes]
-    with discarded_on_failure(spark, log, marking, changes):
-        return commit(spark, txn, actions, OPERATION, cond.sql, metrics, timer)
+    with discarded_on_failure(spark, log, marking, []):
+        return commit(spark, txn, marking.actions(), OPERATION, cond.sql, metrics, timer)

@@ -17,9 +17,10 @@ from pyspark.sql import Column, DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 
 from sqlext.engine.constraints import table_constraints
+from sqlext.engine.generated import recompute_generated
 from sqlext.engine.io import storage_bridge
 from sqlext.engine.io.files import CHANGE_TYPE, WrittenFile, write_files
-from sqlext.engine.schemas import quoted_column
+from sqlext.engine.schemas import quote_identifier, quoted_column
 from sqlext.engine.io.scan import FILE_COLUMN, scan
 from sqlext.engine.schemas import spark_schema
 from sqlext.log.actions import AddFile
@@ -101,11 +102,14 @@ def deleting(rows: DataFrame, matches: Column, with_changes: bool) -> DataFrame:
 
 
 def updating(rows: DataFrame, matches: Column, assignments: dict[str, Column],
-             with_changes: bool) -> DataFrame:
+             with_changes: bool, regenerate: tuple | None = None) -> DataFrame:
     """The output (see :func:`rewrite_files`) that updates the rows where ``matches`` is true:
     ``assignments`` (column name -> value of the table's type, computed from the old row) replace
     their columns; with changes, each updated row also yields its ``update_preimage`` and
-    ``update_postimage`` change rows. Rows that do not match are copied unchanged."""
+    ``update_postimage`` change rows. Rows that do not match are copied unchanged.
+
+    ``regenerate`` (table schema, generated column names) recomputes those generated columns
+    from the updated row (:func:`sqlext.engine.generated.recompute_generated`)."""
     names = rows.columns
     matched = "__sqlext_matched"
     new = {name: f"__sqlext_new_{i}" for i, name in enumerate(assignments)}
@@ -113,11 +117,37 @@ def updating(rows: DataFrame, matches: Column, assignments: dict[str, Column],
     # postimage then agree even for non-deterministic values
     staged = rows.select(*[quoted_column(c) for c in names], matches.alias(matched),
                          *[F.when(matches, v).alias(new[c]) for c, v in assignments.items()])
-    after = [F.when(F.col(matched), F.col(new[c])).otherwise(quoted_column(c)).alias(c)
-             if c in new else quoted_column(c) for c in names]
+    if regenerate and regenerate[1]:
+        after = [F.when(F.col(matched), F.col(new[c])).otherwise(quoted_column(c)).alias(c)
+                 if c in new else quoted_column(c) for c in names]
+        old = {c: f"__sqlext_old_{i}" for i, c in enumerate(names)}
+        staged = staged.select(*after, F.col(matched),
+                               *[quoted_column(c).alias(old[c]) for c in names])
+        staged = recompute_generated(staged, regenerate[0],
+                                     {g: F.col(matched) for g in regenerate[1]})
+        after = [quoted_column(c) for c in names]
+        if not with_changes:
+            return staged.select(*after)
+        before = [F.col(old[c]).alias(c) for c in names]
+        return _update_images(staged, matched, before, after)
+    # the output expressions as SQL text (only quoted column names and fixed literals), parsed
+    # by one py4j call each: built from Column functions they took a few round trips a column
+    after = [f"CASE WHEN `{matched}` THEN `{new[c]}` ELSE {quote_identifier(c)} END AS "
+             f"{quote_identifier(c)}" if c in new else quote_identifier(c) for c in names]
     if not with_changes:
-        return staged.select(*after)
-    before = [quoted_column(c).alias(c) for c in names]
+        return staged.selectExpr(*after)
+    before = [f"{quote_identifier(c)} AS {quote_identifier(c)}" for c in names]
+    kind = quote_identifier(CHANGE_TYPE)
+    data = f"struct({', '.join(after)}, CAST(NULL AS STRING) AS {kind})"
+    pre = f"struct({', '.join(before)}, 'update_preimage' AS {kind})"
+    post = f"struct({', '.join(after)}, 'update_postimage' AS {kind})"
+    return staged.selectExpr(f"inline(CASE WHEN `{matched}` THEN array({data}, {pre}, {post}) "
+                             f"ELSE array({data}) END)")
+
+
+def _update_images(staged: DataFrame, matched: str, before: list[Column], after: list[Column]
+                   ) -> DataFrame:
+    """Each row as its data row and, where ``matched``, its pre- and postimage change rows."""
     data = F.struct(*after, F.lit(None).cast("string").alias(CHANGE_TYPE))
     pre = F.struct(*before, F.lit("update_preimage").alias(CHANGE_TYPE))
     post = F.struct(*after, F.lit("update_postimage").alias(CHANGE_TYPE))
@@ -207,14 +237,15 @@ def delete_matching_rows(spark: SparkSession, log: DeltaLog, snapshot: Snapshot,
 def update_matching_rows(spark: SparkSession, log: DeltaLog, snapshot: Snapshot,
                          candidates: list[AddFile], condition: Column | None,
                          assignments: dict[str, Column], write_change_data: bool,
-                         alias: str | None = None) -> Rewrite:
+                         alias: str | None = None, regenerate: tuple | None = None) -> Rewrite:
     """Rewrite the candidate files that hold rows where ``condition`` is true (``None``: every
     row of every candidate matches, no scan needed to find them), applying ``assignments`` to
     those rows; ``update_preimage``/``update_postimage`` change rows for the updated rows when
     asked. Metrics: ``numUpdatedRows``, ``numCopiedRows``, ``scanTimeMs``, ``rewriteTimeMs``."""
     result, updated, total = _rewrite_matching(
         spark, log, snapshot, candidates, condition, alias,
-        lambda rows, matches: updating(rows, matches, assignments, write_change_data),
+        lambda rows, matches: updating(rows, matches, assignments, write_change_data,
+                                       regenerate),
         write_change_data)
     if total is None:
         total = total_records(result.removed)

@@ -32,6 +32,7 @@ from sqlext.engine.dml.marking import (discarded_on_failure, mark_rows, matching
                                        uses_deletion_vectors)
 from sqlext.engine.dml.rewrite import (rewrite_files, scan_rows, update_matching_rows,
                                        updating)
+from sqlext.engine.generated import generated_columns, refuse_identity_update
 from sqlext.engine.schemas import spark_schema
 from sqlext.log.pruning import Pruner
 from sqlext.log.table import DeltaLog
@@ -55,9 +56,13 @@ def update(spark: SparkSession, log: DeltaLog, condition=None, set=None, *,  # n
     pcols = snapshot.partition_columns
     frame = table_frame(spark, snapshot, alias)
     case_sensitive = str(spark.conf.get("spark.sql.caseSensitive", "false")).lower() == "true"
-    assignments = resolve_set(frame, set, spark_schema(snapshot.metadata.schema_string),
-                              f"table {log.name}, version {snapshot.version}", OPERATION,
-                              case_sensitive)
+    schema = spark_schema(snapshot.metadata.schema_string)
+    where = f"table {log.name}, version {snapshot.version}"
+    assignments = resolve_set(frame, set, schema, where, OPERATION, case_sensitive)
+    assigned = {name.lower() for name in assignments}
+    refuse_identity_update(schema, assigned, where, OPERATION)
+    # generated columns the statement does not set follow the updated row (as delta-spark)
+    regenerate = (schema, [g for g in generated_columns(schema) if g.lower() not in assigned])
     cond = None
     if condition is not None:
         cond = resolve_condition(frame, condition, log.name, snapshot.version, OPERATION)
@@ -71,11 +76,11 @@ def update(spark: SparkSession, log: DeltaLog, condition=None, set=None, *,  # n
                                                             cond.column, alias=alias)
     if not whole_files and uses_deletion_vectors(snapshot):
         return _update_marking(spark, log, txn, snapshot, cond, assignments, candidates, alias,
-                               timer)
+                               timer, regenerate)
     with spark_job_errors(log, snapshot, OPERATION):
         result = update_matching_rows(spark, log, snapshot, candidates,
                                       None if whole_files else cond.column, assignments,
-                                      snapshot.change_data_feed_enabled, alias)
+                                      snapshot.change_data_feed_enabled, alias, regenerate)
     touched = {f.path for f in result.removed}
     record_reads(txn, cond, [f for f in candidates if f.path not in touched])
     metrics = {**file_metrics(result.removed, result.added, result.changes), **result.metrics,
@@ -87,7 +92,8 @@ def update(spark: SparkSession, log: DeltaLog, condition=None, set=None, *,  # n
 
 
 def _update_marking(spark: SparkSession, log: DeltaLog, txn: Transaction, snapshot, cond,
-                    assignments, candidates, alias: str | None, timer: Timer) -> DmlResult:
+                    assignments, candidates, alias: str | None, timer: Timer,
+                    regenerate: tuple | None = None) -> DmlResult:
     """UPDATE on a table with deletion vectors: the matching rows are marked deleted in their
     files and their new versions (with their change rows) written to new files."""
     with_changes = snapshot.change_data_feed_enabled
@@ -100,7 +106,8 @@ def _update_marking(spark: SparkSession, log: DeltaLog, txn: Transaction, snapsh
             rows = scan_rows(spark, log, snapshot, touched, alias).filter(
                 cond.column.eqNullSafe(F.lit(True)))
             result = rewrite_files(spark, log, snapshot, [],
-                                   updating(rows, F.lit(True), assignments, with_changes),
+                                   updating(rows, F.lit(True), assignments, with_changes,
+                                            regenerate),
                                    with_changes)
     marking = mark_rows(log, touched, hits)
     record_reads(txn, cond, [f for f in candidates if f.path not in hits])

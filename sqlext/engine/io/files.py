@@ -23,7 +23,7 @@ from pyspark.sql import types as T
 from sqlext.engine.constraints import Constraint, enforce
 from sqlext.engine.io import storage_bridge
 from sqlext.engine.io.mapped_scan import physical_field, physical_type
-from sqlext.engine.schemas import quoted_column, spark_schema
+from sqlext.engine.schemas import quote_identifier, quoted_column, spark_schema
 from sqlext.log.actions import AddCDCFile, AddFile, Metadata, encode_path
 from sqlext.log.column_mapping import ColumnMapping
 from sqlext.log.layout import CHANGE_DATA_DIR, HIVE_NULL, STAGING_DIR
@@ -142,10 +142,12 @@ def write_files(spark: SparkSession, df: DataFrame, log: DeltaLog, partition_col
                         if c.lower() not in {p.lower() for p in partition_columns}]
         part_columns = list(partition_columns)
         write_partitions = ([_IS_CHANGE] if mixed else []) + list(partition_columns)
-    marker = [F.col(CHANGE_TYPE).isNotNull().alias(_IS_CHANGE)] if mixed else []
+    # SQL text of quoted names (fewer py4j round trips than a Column per name)
+    marker = [f"{quote_identifier(CHANGE_TYPE)} IS NOT NULL AS {quote_identifier(_IS_CHANGE)}"
+              ] if mixed else []
     if marker or data_columns + part_columns != df.columns:
-        df = df.select(*[quoted_column(c) for c in data_columns], *marker,
-                       *[quoted_column(c) for c in part_columns])
+        df = df.selectExpr(*[quote_identifier(c) for c in data_columns], *marker,
+                           *[quote_identifier(c) for c in part_columns])
     moved: list[str] = []    # files already in the table's directory, deleted if this fails
     try:
         with _unsorted_if(spark, mixed and not partition_columns):

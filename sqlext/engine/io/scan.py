@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import inspect
+import contextlib
 import os
 from collections import defaultdict
 from dataclasses import dataclass
@@ -153,6 +154,42 @@ def read_files(spark: SparkSession, log: DeltaLog, schema: T.StructType,
     return result
 
 
+#: Spark lists more root paths than this (its default) with a Spark job
+_PARALLEL_LISTING_KEY = "spark.sql.sources.parallelPartitionDiscovery.threshold"
+_PARALLEL_LISTING_DEFAULT = 32
+
+
+def parquet_files(spark: SparkSession, schema: T.StructType, paths: list[str]) -> DataFrame:
+    """``spark.read.schema(schema).parquet(*paths)``; local files are looked up on the driver.
+
+    Spark lists more than 32 root paths with a Spark job (one task per path, to reach remote
+    file systems in parallel) when the DataFrame is created: a table of a few hundred small
+    files paid a whole job for ``stat`` calls a local file system answers in microseconds. For
+    local paths the session's threshold is raised to their number for this call only; remote
+    ones keep Spark's parallel listing."""
+    with _listed_on_driver(spark, paths):
+        return spark.read.schema(schema).parquet(*paths)
+
+
+@contextlib.contextmanager
+def _listed_on_driver(spark: SparkSession, paths: list[str]):
+    if len(paths) <= _PARALLEL_LISTING_DEFAULT or not all(map(is_local, paths)):
+        yield
+        return
+    previous = spark.conf.get(_PARALLEL_LISTING_KEY, None)
+    if previous is not None and int(previous) >= len(paths):
+        yield
+        return
+    spark.conf.set(_PARALLEL_LISTING_KEY, str(len(paths)))
+    try:
+        yield
+    finally:
+        if previous is None:
+            spark.conf.unset(_PARALLEL_LISTING_KEY)
+        else:
+            spark.conf.set(_PARALLEL_LISTING_KEY, previous)
+
+
 def _read_listed(spark: SparkSession, log: DeltaLog, schema: T.StructType,
                  partition_columns: list[str], files: list[FileRead],
                  extra_fields: list[T.StructField], row_index: bool = False) -> DataFrame:
@@ -167,7 +204,7 @@ def _read_listed(spark: SparkSession, log: DeltaLog, schema: T.StructType,
         listings[log.data_path(f.path)].append(f)
     if not partition_columns and not extra_fields:
         # the stored columns are the table's, in its order
-        df = spark.read.schema(stored).parquet(*listings)
+        df = parquet_files(spark, stored, list(listings))
         return df.select("*", F.col("_metadata.row_index").alias(ROW_INDEX_COLUMN)) \
             if row_index else df
     ptypes = {f.name.lower(): f.dataType for f in schema.fields}
@@ -181,7 +218,7 @@ def _read_listed(spark: SparkSession, log: DeltaLog, schema: T.StructType,
                                            for c in partition_columns], *f.extras)
                 for path in layer for f in listings[path]]
         mapping = local_frame(spark, rows, mapping_schema)
-        base = spark.read.schema(stored).parquet(*layer).withColumn(
+        base = parquet_files(spark, stored, layer).withColumn(
             _NAME, F.col("_metadata.file_name"))
         if row_index:
             base = base.withColumn(ROW_INDEX_COLUMN, F.col("_metadata.row_index"))
@@ -221,7 +258,7 @@ def _read_by_row_index(spark: SparkSession, log: DeltaLog, schema: T.StructType,
                                               for c in partition_columns], *f.extras)
                 for path in layer for i, f in listings[path]]
         mapping = local_frame(spark, rows, mapping_schema)
-        base = spark.read.schema(stored).parquet(*layer).select(
+        base = parquet_files(spark, stored, layer).select(
             "*", F.col("_metadata.file_name").alias(_NAME),
             F.col("_metadata.row_index").alias(_ROW))
         part = (base.join(F.broadcast(mapping), _NAME)

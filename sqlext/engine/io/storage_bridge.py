@@ -26,10 +26,12 @@ def _arrow(spark: SparkSession, path: str):
     return fs.FileSystem.from_uri(path.replace("s3a://", "s3://", 1))
 
 
-def install(spark: SparkSession) -> None:
-    """Route non-local locations to a Hadoop log store bound to ``spark``'s JVM."""
+def install(spark: SparkSession, conf=None) -> None:
+    """Route non-local locations to a Hadoop log store bound to ``spark``'s JVM (``conf``: its
+    Hadoop configuration, when the caller has it already)."""
     jvm = spark.sparkContext._jvm
-    conf = spark.sparkContext._jsc.hadoopConfiguration()
+    if conf is None:
+        conf = spark.sparkContext._jsc.hadoopConfiguration()
     storage.REMOTE_STORES.install(lambda _location: HadoopLogStore(jvm, conf))
     s3_store.set_bucket_options(lambda bucket: s3a_client_options(conf, bucket))
 

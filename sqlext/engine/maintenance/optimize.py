@@ -41,6 +41,7 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from sqlext.engine.progress import Progress
 from sqlext.engine.commit import commit
 from sqlext.engine.conditions import resolve_condition
 from sqlext.engine.dml.command import begin, spark_job_errors, table_frame
@@ -313,6 +314,9 @@ def optimize(spark: SparkSession, log: DeltaLog, where=None, zorder_by=None,
     if not bins:
         result.metrics = {"numAddedFiles": 0, "numRemovedFiles": 0}
         return result
+    progress = Progress(spark, operation, log.name)
+    progress(f"rewriting {sum(len(b) for b in bins)} of {len(files)} file(s) in {len(bins)} "
+             "bin(s)")
     threads = max(1, int(spark.conf.get(MAX_THREADS_CONF, "15")))
     with spark_job_errors(log, snapshot, OPERATION):
         with ThreadPoolExecutor(max_workers=min(threads, len(bins))) as pool:
@@ -339,7 +343,9 @@ def optimize(spark: SparkSession, log: DeltaLog, where=None, zorder_by=None,
               "zOrderBy": json.dumps(zorder, **compact), "clusterBy": "[]", "auto": False}
     if purge:
         params = {"predicate": params["predicate"], "applyPurge": True}
+    progress(f"committing {len(added)} new file(s), removing {len(removed)}")
     result.version = commit(spark, txn, actions, operation, params, metrics)
+    progress(f"committed version {result.version}")
     result.removed, result.added, result.metrics = removed, added, metrics
     return result
 

@@ -38,8 +38,11 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from sqlglot import exp
 
+from sqlext.engine.progress import Progress
 from sqlext.engine.commit import commit
 from sqlext.engine.constraints import table_constraints
+from sqlext.engine.generated import (IdentityValues, computed_columns, generated_columns,
+                                     identities, recompute_generated, with_identity_values)
 from sqlext.engine.dml.command import Timer, begin, removes, spark_job_errors
 from sqlext.engine.dml.marking import (Marking, discarded_on_failure, mark_rows,
                                        rows_by_file, uses_deletion_vectors)
@@ -48,13 +51,16 @@ from sqlext.engine.merge.clauses import MATCHED, NOT_MATCHED, NOT_MATCHED_BY_SOU
 from sqlext.engine.merge.plan import (CLAUSE, COPY, DELETE, INSERT, KIND, OPERATION,
                                       TARGET_PRESENT, UPDATE, MergePlan, source_alias)
 from sqlext.engine.merge.prune import analyse_on, summarize_source
+from sqlext.engine.schemas import quote_identifier
 from sqlext.engine.session import conf_bytes
 from sqlext.engine.io.plain_parquet import local_parquet_files
 from sqlext.engine.post_commit import result_row
 from sqlext.engine.dml.rewrite import discard, total_records
 from sqlext.engine.io.scan import FILE_COLUMN, ROW_INDEX_COLUMN, scan
+from sqlext.engine.schemas import quoted_column
 from sqlext.errors import AnalysisException, MultipleSourceRowMatchError
 from sqlext.log.actions import AddFile, decode_path
+from sqlext.log.generated import with_high_water_marks
 from sqlext.log.pruning import Pruner
 from sqlext.log.table import DeltaLog
 from sqlext.log.transaction import Transaction
@@ -171,6 +177,7 @@ class _Merge:
         self.txn, self.snapshot = begin(log, txn, OPERATION, removes_data=removes_data)
         self._dv = uses_deletion_vectors(self.snapshot)
         self._marking: Marking | None = None
+        self._identity = IdentityValues()      # identity values the last write generated
         with spark_job_errors(log, self.snapshot, OPERATION):
             source = materialized_source(source)
         try:
@@ -192,8 +199,13 @@ class _Merge:
             # their physical names here, and the files must use them (committed only with actions)
             self.txn.update_metadata(dataclasses.replace(
                 snapshot.metadata, schema_string=plan.new_schema.json()))
+        progress = Progress(self.spark, OPERATION, self.log.name)
         with spark_job_errors(self.log, snapshot, OPERATION):
+            progress("finding the files the source touches")
             candidates = self._candidates()
+            progress(f"{len(candidates)} candidate file(s); "
+                     + ("writing the inserted rows" if plan.insert_only
+                        else "joining them with the source, writing the new files"))
             if plan.insert_only:
                 removed, written = [], self._insert_only(candidates)
                 touched = None
@@ -214,9 +226,18 @@ class _Merge:
             self.metrics["executionTimeMs"] = self.timer.total()
             return MergeResult(None, self.metrics, self.log.name)
         self.metrics["executionTimeMs"] = self.timer.total()
+        marks = self._identity.high_water_marks()
+        if marks:
+            # the identity values the inserts got are recorded in this commit's metadata
+            metadata = self.txn.metadata
+            self.txn.update_metadata(dataclasses.replace(
+                metadata, schema_string=with_high_water_marks(metadata.schema_string, marks)))
+        progress(f"committing {len(added)} new file(s), {len(changes)} change file(s), "
+                 f"{len(actions) - len(added) - len(changes)} other action(s)")
         with discarded_on_failure(self.spark, self.log, marking or Marking(), written):
             version = commit(self.spark, self.txn, actions, OPERATION, plan.parameters(),
                              self.metrics)
+        progress(f"committed version {version}")
         return MergeResult(version, self.metrics, self.log.name)
 
     # --- 2. candidate files ------------------------------------------------------------------
@@ -412,7 +433,8 @@ class _Merge:
             rows = source.join(target, plan.on.column, "left_anti")
         rows = rows.withColumn(CLAUSE, plan.first(NOT_MATCHED, None, source))
         out = rows.filter(F.col(CLAUSE).isNotNull()).select(
-            *plan.new_values(F.col(CLAUSE), None, source))
+            *plan.new_values(F.col(CLAUSE), None, source), F.col(CLAUSE))
+        out = self._computed(out, F.lit(True)).drop(CLAUSE)
         written = self._write(out, with_changes=False)
         self.metrics["rewriteTimeMs"] = timer.total()
         return written
@@ -522,31 +544,66 @@ class _Merge:
     def _output(self, rows: DataFrame, with_changes: bool) -> DataFrame:
         """The rows to write: data rows, and with ``with_changes`` change rows too. Joined rows
         of no kind (source rows no clause inserts) yield nothing."""
+        rows = self._computed_new_values(rows)
         if with_changes:
             return self._with_change_rows(rows)
         return rows.filter(F.col(KIND).isin(COPY, UPDATE, INSERT)).select(
             *[F.col(f"__n{i}").alias(f.name) for i, f in enumerate(self.plan.new_schema.fields)])
 
+    def _computed_new_values(self, rows: DataFrame) -> DataFrame:
+        """Joined rows with their new values (``__n<i>``) of generated and identity columns
+        computed where the acting clause leaves them out."""
+        fields = self.plan.new_schema.fields
+        computed = set(computed_columns(self.plan.new_schema))
+        if not computed:
+            return rows
+        named = rows.withColumns({f.name: F.col(f"__n{i}") for i, f in enumerate(fields)})
+        named = self._computed(named, F.col(KIND).isin(UPDATE, INSERT))
+        return named.withColumns({f"__n{i}": quoted_column(f.name) for i, f in enumerate(fields)
+                                  if f.name in computed}).drop(*[f.name for f in fields])
+
+    def _computed(self, rows: DataFrame, acting: Column) -> DataFrame:
+        """``rows`` (the new schema's columns by name, CLAUSE, ...) with identity values
+        generated for the rows inserted by clauses that leave the identity column out, and
+        generated columns computed for the rows inserted or updated by clauses that leave them
+        out (from the new row, as delta-spark)."""
+        plan, schema = self.plan, self.plan.new_schema
+        clause = F.col(CLAUSE)
+
+        def leaving_out(name: str, actions: tuple[str, ...]) -> Column | None:
+            idx = [c.index for c in plan.clauses
+                   if c.action in actions and name.lower() not in c.given]
+            return acting & clause.isin(idx) if idx else None
+
+        generate = {n: leaving_out(n, ("insert",)) for n in identities(schema)}
+        generate = {n: c for n, c in generate.items() if c is not None}
+        if generate:
+            rows, self._identity = with_identity_values(rows, schema, set(), generate)
+        recompute = {g: leaving_out(g, ("update", "insert")) for g in generated_columns(schema)}
+        return recompute_generated(rows, schema,
+                                   {g: c for g, c in recompute.items() if c is not None})
+
     def _with_change_rows(self, rows: DataFrame) -> DataFrame:
         """Data rows (``_change_type`` NULL) and change rows, from one evaluation per row: each
         kind of row becomes its array of images, which one generator spreads into rows."""
         names = [f.name for f in self.plan.new_schema.fields]
-        kind = F.col(KIND)
 
-        def image(prefix: str, change_type: str | None):
-            return F.struct(*[F.col(f"{prefix}{i}").alias(n) for i, n in enumerate(names)],
-                            F.lit(change_type).cast("string").alias(CHANGE_TYPE))
+        # one SQL expression, parsed by one py4j call (built from Column functions it took
+        # about a hundred round trips); the text holds only sqlext's own column names, quoted
+        # names of the table's columns and fixed literals
+        def image(prefix: str, change_type: str | None) -> str:
+            fields = [f"`{prefix}{i}` AS {quote_identifier(n)}" for i, n in enumerate(names)]
+            kind = f"'{change_type}'" if change_type else "CAST(NULL AS STRING)"
+            return f"struct({', '.join(fields)}, {kind} AS {quote_identifier(CHANGE_TYPE)})"
 
         data = image("__n", None)
         images = {COPY: [data],
                   UPDATE: [data, image("__o", "update_preimage"), image("__n", "update_postimage")],
                   INSERT: [data, image("__n", "insert")],
                   DELETE: [image("__o", "delete")]}
-        spread = None
-        for code, row_images in images.items():
-            spread = (F.when(kind == code, F.array(*row_images)) if spread is None
-                      else spread.when(kind == code, F.array(*row_images)))
-        return rows.select(F.inline(spread))
+        cases = " ".join(f"WHEN `{KIND}` = '{code}' THEN array({', '.join(row_images)})"
+                         for code, row_images in images.items())
+        return rows.selectExpr(f"inline(CASE {cases} END)")
 
     def _write(self, out: DataFrame, with_changes: bool) -> list[WrittenFile]:
         constraints = table_constraints(self.plan.new_schema, self.snapshot.configuration)

@@ -26,7 +26,9 @@ from sqlext.engine.conditions import Condition, resolve_condition
 from sqlext.engine.dml.command import table_frame
 from sqlext.engine.merge.clauses import (KIND_NAMES, MATCHED, NOT_MATCHED, NOT_MATCHED_BY_SOURCE,
                                          Clause)
-from sqlext.engine.schemas import quote_identifier, spark_schema
+from sqlext.engine.generated import (computed_columns, refuse_explicit_identity,
+                                     refuse_identity_update)
+from sqlext.engine.schemas import quote_identifier, spark_schema, written_metadata
 from sqlext.engine.session import is_connect
 from sqlext.errors import AnalysisException
 from sqlext.log.snapshot import Snapshot
@@ -61,6 +63,9 @@ class ResolvedClause:
     #: new-schema column -> the column of the clause's side its value is, unchanged (a one-sided
     #: clause's plain column values are read from that side after the join, not copied before it)
     plain: dict[str, str] = field(default_factory=dict)
+    #: lower-case names of the columns the clause gives a value (generated and identity columns
+    #: it leaves out are computed)
+    given: set[str] = field(default_factory=set)
 
     @property
     def kind(self) -> str:
@@ -188,7 +193,9 @@ class MergePlan:
         added: dict[str, T.StructField] = {}
         for c in clauses:
             if c.star:
-                missing = [f.name for f in self.old_schema.fields if f.name.lower() not in self._src]
+                computed = {n.lower() for n in computed_columns(self.old_schema)}
+                missing = [f.name for f in self.old_schema.fields
+                           if f.name.lower() not in self._src and f.name.lower() not in computed]
                 extra = [f for f in self.source.schema.fields if f.name.lower() not in self._old]
                 if missing and not self.schema_evolution:
                     raise AnalysisException(
@@ -211,7 +218,7 @@ class MergePlan:
         fields = list(self.old_schema.fields)
         for f in added.values():
             dt = T.StringType() if isinstance(f.dataType, T.NullType) else f.dataType
-            fields.append(T.StructField(f.name, dt, True, f.metadata))
+            fields.append(T.StructField(f.name, dt, True, written_metadata(f.metadata)))
         return T.StructType(fields)
 
     def _key_name(self, key: str) -> str:
@@ -249,7 +256,11 @@ class MergePlan:
                                           self.snapshot.version, what)
         resolved = ResolvedClause(clause, index, condition)
         if clause.action != "delete":
-            resolved.values, resolved.plain = self._values(clause, frame, what)
+            resolved.values, resolved.plain, resolved.given = self._values(clause, frame, what)
+            if clause.action == "insert":
+                refuse_explicit_identity(self.new_schema, resolved.given, self.where, what)
+            else:
+                refuse_identity_update(self.new_schema, resolved.given, self.where, what)
         return resolved
 
     def _targets(self, clause: Clause, what: str) -> list[tuple]:
@@ -285,12 +296,13 @@ class MergePlan:
         return items
 
     def _values(self, clause: Clause, frame: DataFrame, what: str
-                ) -> tuple[dict[str, Column], dict[str, str]]:
+                ) -> tuple[dict[str, Column], dict[str, str], set[str]]:
         """The clause's values (whole columns; a nested assignment rebuilds its column) cast to
-        their columns' types, and (for clauses that see one side only) which of them are a
-        column of that side, unchanged."""
+        their columns' types, (for clauses that see one side only) which of them are a
+        column of that side, unchanged, and the lower-case names of the columns given."""
         items = self._targets(clause, what)
-        if clause.action == "insert":    # columns not given are NULL
+        named = {path[0].name.lower() for path, _, _ in items}
+        if clause.action == "insert":    # columns not given are NULL (or computed)
             given = {path[0].name for path, _, _ in items}
             items += [([f], F.lit(None), "NULL") for f in self.new_schema.fields
                       if f.name not in given]
@@ -304,7 +316,7 @@ class MergePlan:
         if clause.kind != MATCHED:
             side = _plain_columns(assigned.plan, frame.columns)
             plain = {n: side[i] for n, i in assigned.direct.items() if i in side}
-        return assigned.values, plain
+        return assigned.values, plain, named
 
     # --- the two sides of the join -------------------------------------------------------------
 

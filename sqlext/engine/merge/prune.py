@@ -327,6 +327,8 @@ def summarize_source(source: DataFrame, snapshot: Snapshot, candidates: list[Add
     if nums and broadcastable(source):
         keys = _plain_parquet_keys(source, [k for k, _ in typed])
         if keys is None:
+            keys = _local_keys(source.select(*nums))
+        if keys is None:
             keys = source.select(*nums).toArrow()
         num_rows = _summarize_on_driver(keys, stats, grid_key)
     else:
@@ -355,6 +357,28 @@ def _plain_parquet_keys(source: DataFrame, keys: list[KeyPair]) -> pa.Table | No
         else:
             return None
     return pa.table(out, names=[f"k{i}" for i in range(len(out))])
+
+
+#: Arrow types of the key columns :func:`_spark_number` yields
+_ARROW_KEY_TYPES = {T.LongType: pa.int64(), T.IntegerType: pa.int32(), T.StringType: pa.string()}
+
+
+def _local_keys(keys: DataFrame) -> pa.Table | None:
+    """The key columns of a source whose rows the plan holds (a ``LocalRelation`` after
+    optimization: SQL ``VALUES``, rows from the driver), collected without a Spark job (Spark
+    returns a local relation's rows from the driver; ``toArrow`` would run one); else None."""
+    try:
+        if keys._jdf.queryExecution().optimizedPlan().nodeName() != "LocalRelation":
+            return None
+    except Exception:  # noqa: BLE001 - no JVM plan (e.g. Spark Connect)
+        return None
+    fields = keys.schema.fields
+    types = [_ARROW_KEY_TYPES.get(type(f.dataType)) for f in fields]
+    if any(t is None for t in types):
+        return None
+    rows = keys.collect()
+    return pa.table([pa.array([r[i] for r in rows], type=t) for i, t in enumerate(types)],
+                    names=[f.name for f in fields])
 
 
 def _summarize_in_spark(source: DataFrame, nums: list[Column], stats: list[KeyStats],

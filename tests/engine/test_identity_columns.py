@@ -1,0 +1,182 @@
+"""Identity columns (``delta.identity.*``): values generated start + k*step beyond the
+high-water mark, unique and monotone, the new mark committed in the same commit's metaData;
+GENERATED ALWAYS refuses explicit values and UPDATE; BY DEFAULT takes explicit values without
+moving the mark; two writers generating values conflict instead of both committing."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import sqlext
+import sqlext.engine.write as write_module
+from sqlext.errors import IdentityColumnError, MetadataChangedException, SqlextError
+from sqlext.log.table import DeltaLog
+
+
+def _mark(path) -> int | None:
+    fields = json.loads(DeltaLog(str(path)).snapshot().metadata.schema_string)["fields"]
+    return next(f["metadata"].get("delta.identity.highWaterMark") for f in fields
+                if f["name"] == "id")
+
+
+def _ids(spark, path) -> list[int]:
+    return sorted(r.id for r in sqlext.read(spark, str(path)).select("id").collect())
+
+
+def _version(path) -> int:
+    return DeltaLog(str(path)).snapshot().version
+
+
+def test_create_and_generate_always(spark, table_path):
+    path = str(table_path)
+    sqlext.sql(spark, f"CREATE TABLE delta.`{path}` (id BIGINT GENERATED ALWAYS AS IDENTITY "
+                      "(START WITH 100 INCREMENT BY 10), v STRING) USING delta")
+    snap = DeltaLog(path).snapshot()
+    meta = json.loads(snap.metadata.schema_string)["fields"][0]["metadata"]
+    assert meta == {"delta.identity.start": 100, "delta.identity.step": 10,
+                    "delta.identity.allowExplicitInsert": False}
+    assert snap.protocol.min_writer_version == 6
+    df = spark.createDataFrame([(f"r{i}",) for i in range(20)], "v string").repartition(3)
+    sqlext.write(df, path)
+    first = _ids(spark, path)
+    assert len(set(first)) == 20 and all(i >= 100 and (i - 100) % 10 == 0 for i in first)
+    assert _mark(path) == max(first)
+    # the high-water mark is in the same commit as the rows
+    commit = (table_path / "_delta_log" / f"{1:020d}.json").read_text().splitlines()
+    kinds = [next(iter(json.loads(line))) for line in commit]
+    assert "metaData" in kinds and "add" in kinds
+    sqlext.sql(spark, f"INSERT INTO delta.`{path}` (v) VALUES ('a'), ('b')")
+    sqlext.sql(spark, f"INSERT INTO delta.`{path}` VALUES ('c')")
+    src = spark.createDataFrame([("m",)], "v string")
+    (sqlext.DeltaTable.forPath(spark, path).alias("t").merge(src.alias("s"), "t.v = s.v")
+     .whenNotMatchedInsertAll().execute())
+    ids = _ids(spark, path)
+    assert len(ids) == 24 and len(set(ids)) == 24
+    later = sorted(set(ids) - set(first))
+    assert min(later) > max(first)                 # beyond the earlier high-water mark
+    assert _mark(path) == max(ids)
+
+
+def test_negative_step(spark, table_path):
+    path = str(table_path)
+    sqlext.sql(spark, f"CREATE TABLE delta.`{path}` (id BIGINT GENERATED ALWAYS AS IDENTITY "
+                      "(START WITH -1 INCREMENT BY -3), v STRING) USING delta")
+    sqlext.write(spark.createDataFrame([("a",), ("b",), ("c",)], "v string"), path)
+    first = _ids(spark, path)
+    sqlext.write(spark.createDataFrame([("d",)], "v string"), path)
+    ids = _ids(spark, path)
+    assert len(set(ids)) == 4 and all((i + 1) % 3 == 0 and i <= -1 for i in ids)
+    assert max(set(ids) - set(first)) < min(first)
+    assert _mark(path) == min(ids)
+
+
+def test_always_refuses_explicit_values_and_updates(spark, table_path):
+    path = str(table_path)
+    sqlext.sql(spark, f"CREATE TABLE delta.`{path}` (id BIGINT GENERATED ALWAYS AS IDENTITY, "
+                      "v STRING) USING delta")
+    sqlext.write(spark.createDataFrame([("a",)], "v string"), path)
+    before, ids = _version(path), _ids(spark, path)
+    with pytest.raises(IdentityColumnError, match=f"version {before}.*id"):
+        sqlext.write(spark.createDataFrame([(5, "x")], "id bigint, v string"), path)
+    with pytest.raises(IdentityColumnError):
+        sqlext.sql(spark, f"INSERT INTO delta.`{path}` (id, v) VALUES (7, 'x')")
+    with pytest.raises(IdentityColumnError, match="cannot be updated"):
+        sqlext.sql(spark, f"UPDATE delta.`{path}` SET id = 9")
+    src = spark.createDataFrame([(3, "a")], "id bigint, v string")
+    with pytest.raises(IdentityColumnError):
+        (sqlext.DeltaTable.forPath(spark, path).alias("t").merge(src.alias("s"), "t.v = s.v")
+         .whenNotMatchedInsertAll().execute())
+    with pytest.raises(IdentityColumnError):
+        (sqlext.DeltaTable.forPath(spark, path).alias("t").merge(src.alias("s"), "t.v = s.v")
+         .whenMatchedUpdate(set={"id": "s.id"}).execute())
+    assert _version(path) == before and _ids(spark, path) == ids
+    assert issubclass(IdentityColumnError, SqlextError)
+
+
+def test_by_default_takes_explicit_values_and_keeps_the_mark(spark, table_path):
+    path = str(table_path)
+    sqlext.sql(spark, f"CREATE TABLE delta.`{path}` (id BIGINT GENERATED BY DEFAULT AS IDENTITY, "
+                      "v STRING) USING delta")
+    sqlext.write(spark.createDataFrame([("a",), ("b",)], "v string"), path)
+    mark = _mark(path)
+    sqlext.sql(spark, f"INSERT INTO delta.`{path}` (id, v) VALUES (1000, 'x')")
+    assert _mark(path) == mark                       # explicit values do not move the mark
+    sqlext.write(spark.createDataFrame([("c",)], "v string"), path)
+    ids = _ids(spark, path)
+    assert 1000 in ids and len(set(ids)) == 4 and _mark(path) == max(i for i in ids if i != 1000)
+
+
+def test_concurrent_generating_appends_conflict_instead_of_duplicating(spark, table_path,
+                                                                      monkeypatch):
+    """A winner commits identity values between our snapshot and our commit: ours must not
+    commit the same values; it fails with a metadata conflict and a retry continues above."""
+    path = str(table_path)
+    sqlext.sql(spark, f"CREATE TABLE delta.`{path}` (id BIGINT GENERATED ALWAYS AS IDENTITY, "
+                      "v STRING) USING delta")
+    real_commit = write_module.commit
+    state = {"raced": False}
+
+    def racing_commit(*args, **kwargs):
+        if not state["raced"]:
+            state["raced"] = True
+            monkeypatch.setattr(write_module, "commit", real_commit)
+            sqlext.write(spark.createDataFrame([("winner",)], "v string"), path)
+        return real_commit(*args, **kwargs)
+
+    monkeypatch.setattr(write_module, "commit", racing_commit)
+    with pytest.raises(MetadataChangedException):
+        sqlext.write(spark.createDataFrame([("loser",)], "v string"), path)
+    assert _version(path) == 1
+    sqlext.write(spark.createDataFrame([("retry",)], "v string"), path)
+    rows = sorted((r.v, r.id) for r in sqlext.read(spark, path).collect())
+    assert [v for v, _ in rows] == ["retry", "winner"]
+    assert len({i for _, i in rows}) == 2
+
+
+def test_delta_table_builder_creates_generated_and_identity_columns(spark, table_path):
+    path = str(table_path)
+    (sqlext.DeltaTable.create(spark).location(path)
+     .addColumn("id", "bigint", generatedAlwaysAs=sqlext.IdentityGenerator(start=5, step=2))
+     .addColumn("a", "int")
+     .addColumn("b", "int", generatedAlwaysAs="a + 1")
+     .addColumn("c", "bigint", generatedByDefaultAs=sqlext.IdentityGenerator())
+     .execute())
+    fields = {f["name"]: f["metadata"]
+              for f in json.loads(DeltaLog(path).snapshot().metadata.schema_string)["fields"]}
+    assert fields["id"]["delta.identity.allowExplicitInsert"] is False
+    assert fields["c"]["delta.identity.allowExplicitInsert"] is True
+    assert fields["b"] == {"delta.generationExpression": "a + 1"}
+    sqlext.write(spark.createDataFrame([(1, 70)], "a int, c bigint"), path)
+    ((i, a, b, c),) = [tuple(r) for r in sqlext.read(spark, path).collect()]
+    assert (a, b, c) == (1, 2, 70) and i >= 5 and (i - 5) % 2 == 0
+
+
+def test_replace_where_with_change_feed_records_the_same_ids(spark, table_path):
+    """replaceWhere on a data column with the change feed writes the inserted rows to the table
+    and to the change feed: both get the same identity values."""
+    path = str(table_path)
+    sqlext.sql(spark, f"CREATE TABLE delta.`{path}` (id BIGINT GENERATED ALWAYS AS IDENTITY, "
+                      "k INT, v STRING) USING delta")
+    sqlext.write(spark.createDataFrame([(1, "a"), (2, "b"), (3, "c")], "k int, v string"), path)
+    new = spark.createDataFrame([(2, "B"), (2, "BB")], "k int, v string").repartition(2)
+    version = sqlext.write(new, path, mode="overwrite", replaceWhere="k = 2")
+    table = {r.v: r.id for r in sqlext.read(spark, path).collect()}
+    inserted = {r.v: r.id for r in sqlext.changes(spark, path, startingVersion=version)
+                .filter("_change_type = 'insert'").collect()}
+    assert inserted == {"B": table["B"], "BB": table["BB"]}
+    assert len(set(table.values())) == 4 and _mark(path) == max(table.values())
+
+
+def test_empty_writes_leave_the_mark_alone(spark, table_path):
+    path = str(table_path)
+    sqlext.sql(spark, f"CREATE TABLE delta.`{path}` (id BIGINT GENERATED ALWAYS AS IDENTITY, "
+                      "v STRING) USING delta")
+    sqlext.write(spark.createDataFrame([("a",)], "v string"), path)
+    mark = _mark(path)
+    sqlext.write(spark.createDataFrame([], "v string"), path)
+    src = spark.createDataFrame([], "v string")
+    (sqlext.DeltaTable.forPath(spark, path).alias("t").merge(src.alias("s"), "t.v = s.v")
+     .whenNotMatchedInsertAll().execute())
+    assert _mark(path) == mark and len(_ids(spark, path)) == 1
