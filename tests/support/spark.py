@@ -21,6 +21,12 @@ SPARK_CONF: dict[str, str] = {
     "spark.ui.showConsoleProgress": "false",
     "spark.sql.session.timeZone": "UTC",
     "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
+    # one JVM runs the whole suite (1,500 tests): with 2g its old generation filled up near the
+    # end (constant full GCs, the SQL differential test crawling); keep less history, more heap
+    "spark.driver.memory": "4g",
+    "spark.sql.ui.retainedExecutions": "50",
+    "spark.ui.retainedJobs": "100",
+    "spark.ui.retainedStages": "100",
 }
 
 
