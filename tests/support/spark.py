@@ -27,6 +27,9 @@ SPARK_CONF: dict[str, str] = {
     "spark.sql.ui.retainedExecutions": "50",
     "spark.ui.retainedJobs": "100",
     "spark.ui.retainedStages": "100",
+    # broadcast relations (long[] pages) are freed only once a GC finds their driver objects
+    # unreachable: collect every few minutes instead of Spark's default 30
+    "spark.cleaner.periodicGC.interval": "3min",
 }
 
 
