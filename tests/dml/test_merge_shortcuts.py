@@ -135,18 +135,7 @@ def test_keys_of_a_plain_parquet_source_are_read_without_a_spark_job(spark, tabl
     pq.write_table(rows_table(src_rows), source_file)
     src = spark.read.parquet(str(source_file)).alias("s")
 
-    def summary():
-        keys = [KeyPair("id", exp.column("id", "s")), KeyPair("s", exp.column("s", "s"))]
-        return summarize_source(src, snapshot, snapshot.files, keys, types)
-
-    from_files, jobs = jobs_run(spark, summary)
-    assert jobs == 0
-    spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
-    try:
-        in_spark, jobs = jobs_run(spark, summary)
-    finally:
-        spark.conf.unset("spark.sql.autoBroadcastJoinThreshold")
-    assert jobs >= 1
+    from_files, in_spark = _summaries_without_and_with_a_job(spark, src, snapshot, types)
     assert from_files.num_rows == in_spark.num_rows == len(src_rows)
     assert [(k.pair.kind, k.low, k.high, k.intervals) for k in from_files.keys] == \
         [(k.pair.kind, k.low, k.high, k.intervals) for k in in_spark.keys]
@@ -171,18 +160,7 @@ def test_keys_of_a_values_source_are_summarised_without_a_spark_job(spark, table
                     "(CAST(NULL AS INT), 'n'), (100, 'new') AS s(id, s)").alias("s")
     assert src._jdf.queryExecution().optimizedPlan().nodeName() == "LocalRelation"
 
-    def summary():
-        keys = [KeyPair("id", exp.column("id", "s")), KeyPair("s", exp.column("s", "s"))]
-        return summarize_source(src, snapshot, snapshot.files, keys, types)
-
-    local, jobs = jobs_run(spark, summary)
-    assert jobs == 0
-    spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
-    try:
-        in_spark, jobs = jobs_run(spark, summary)
-    finally:
-        spark.conf.unset("spark.sql.autoBroadcastJoinThreshold")
-    assert jobs >= 1
+    local, in_spark = _summaries_without_and_with_a_job(spark, src, snapshot, types)
     assert local.num_rows == in_spark.num_rows == 4
     assert [(k.pair.kind, k.low, k.high, k.intervals) for k in local.keys] == \
         [(k.pair.kind, k.low, k.high, k.intervals) for k in in_spark.keys]
@@ -253,3 +231,21 @@ def test_a_non_deterministic_source_gives_the_same_rows_to_every_pass(spark, tab
     assert sorted(after) == list(range(25, 35))
     # the values written to the table are the ones the change feed recorded
     assert {i: table[i] for i in after} == after
+
+
+def _summaries_without_and_with_a_job(spark, src, snapshot, types):
+    """The source summary of keys ``id`` and ``s`` taken on the driver (asserted: no Spark
+    job), and again with broadcasts off, which makes Spark compute it (asserted: a job)."""
+    def summary():
+        keys = [KeyPair("id", exp.column("id", "s")), KeyPair("s", exp.column("s", "s"))]
+        return summarize_source(src, snapshot, snapshot.files, keys, types)
+
+    without_job, jobs = jobs_run(spark, summary)
+    assert jobs == 0
+    spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
+    try:
+        in_spark, jobs = jobs_run(spark, summary)
+    finally:
+        spark.conf.unset("spark.sql.autoBroadcastJoinThreshold")
+    assert jobs >= 1
+    return without_job, in_spark
