@@ -55,8 +55,10 @@ def kernel_writer(path: str, journal: str, seed: int, worker: int, ready: str,
         kind = rng.choice(KERNEL_KINDS)
         # a merge updates rows of a few files picked at random (reading every file to choose
         # them would take longer than the operation)
-        current = ops.rows_of_files(log, rng.sample(log.snapshot().files, min(
-            3, len(log.snapshot().files)))) if kind == "merge" else []
+        # one snapshot for both the population and its size: another writer may commit between
+        # two reads of the log
+        files = log.snapshot().files if kind == "merge" else []
+        current = ops.rows_of_files(log, rng.sample(files, min(3, len(files)))) if files else []
         op = ops.random_op(rng, ids, current, (kind,))
         # the version the operation reads is taken once it is chosen: choosing a merge's rows
         # reads the whole table, which is no part of the operation
