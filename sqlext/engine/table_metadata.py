@@ -16,6 +16,7 @@ import dataclasses
 
 from sqlext.log.actions import Metadata, Protocol
 from sqlext.log.protocol import protocol_for_new_table, upgrade_for_configuration
+from sqlext.log import row_tracking
 from sqlext.log.protocol_changes import check_feature_names, merged, split_protocol_properties
 from sqlext.log.transaction import now_ms
 
@@ -25,7 +26,8 @@ DEFAULT_NEW_TABLE_CONFIGURATION = {"delta.enableChangeDataFeed": "true"}
 # delta-spark's session defaults of new tables' properties:
 # spark.databricks.delta.properties.defaults.<key> gives delta.<key>
 SESSION_DEFAULTS_PREFIX = "spark.databricks.delta.properties.defaults."
-SESSION_DEFAULT_KEYS = ("enableDeletionVectors", "enableChangeDataFeed", "appendOnly")
+SESSION_DEFAULT_KEYS = ("enableDeletionVectors", "enableChangeDataFeed", "appendOnly",
+                        "enableRowTracking")
 
 
 def session_defaults() -> dict[str, str]:
@@ -65,6 +67,8 @@ def stage_metadata(txn, metadata: Metadata) -> None:
     conf, requested = split_protocol_properties(txn.log.name, txn.read_version,
                                                 metadata.configuration,
                                                 current or _NEW_TABLE_BASE)
+    if row_tracking.enabled(conf):
+        requested |= {row_tracking.FEATURE}
     if requested:
         check_feature_names(txn.log.name, txn.read_version, requested)
     if current is None:
@@ -72,6 +76,10 @@ def stage_metadata(txn, metadata: Metadata) -> None:
     else:
         protocol = upgrade_for_configuration(current, conf, metadata.schema_string) or current
     protocol = merged(protocol, requested) or protocol
+    if row_tracking.FEATURE in (protocol.writer_features or []):
+        names = row_tracking.materialized_column_names(conf)
+        if names:
+            conf = {**conf, **names}
     txn.update_metadata(dataclasses.replace(metadata, configuration=conf)
                         if conf is not metadata.configuration else metadata)
     if protocol != current:

@@ -166,7 +166,9 @@ class AddFile:
         """The ``remove`` action that logically deletes this file, with the same path string."""
         return RemoveFile(self.path, deletion_timestamp, data_change, True,
                           dict(self.partition_values), self.size, self.stats, self.tags,
-                          self.deletion_vector)
+                          self.deletion_vector,
+                          {k: self.extra[k] for k in ("baseRowId", "defaultRowCommitVersion")
+                           if k in self.extra})
 
 
 @dataclass

@@ -31,11 +31,13 @@ _DV = pa.struct([("storageType", pa.string()), ("pathOrInlineDv", pa.string()),
                  ("maxRowIndex", pa.int64())])
 _ADD = pa.struct([("path", pa.string()), ("partitionValues", _STR_MAP), ("size", pa.int64()),
                   ("modificationTime", pa.int64()), ("dataChange", pa.bool_()),
-                  ("tags", _STR_MAP), ("deletionVector", _DV), ("stats", pa.string())])
+                  ("tags", _STR_MAP), ("deletionVector", _DV), ("stats", pa.string()),
+                  ("baseRowId", pa.int64()), ("defaultRowCommitVersion", pa.int64())])
 _REMOVE = pa.struct([("path", pa.string()), ("deletionTimestamp", pa.int64()),
                      ("dataChange", pa.bool_()), ("extendedFileMetadata", pa.bool_()),
                      ("partitionValues", _STR_MAP), ("size", pa.int64()), ("tags", _STR_MAP),
-                     ("deletionVector", _DV)])
+                     ("deletionVector", _DV), ("baseRowId", pa.int64()),
+                     ("defaultRowCommitVersion", pa.int64())])
 _METADATA = pa.struct([("id", pa.string()), ("name", pa.string()), ("description", pa.string()),
                        ("format", pa.struct([("provider", pa.string()), ("options", _STR_MAP)])),
                        ("schemaString", pa.string()), ("partitionColumns", pa.list_(pa.string())),
@@ -277,14 +279,20 @@ def _add_row(a: AddFile) -> dict:
     return {"path": a.path, "partitionValues": _as_map(a.partition_values), "size": a.size,
             "modificationTime": a.modification_time, "dataChange": False,
             "tags": _as_map(a.tags), "deletionVector": _dv_row(a.deletion_vector),
-            "stats": a.stats}
+            "stats": a.stats, **_row_ids(a.extra)}
+
+
+def _row_ids(extra: dict) -> dict:
+    """Row tracking's fields of an add or remove (kept by checkpoints, PROTOCOL.md)."""
+    return {k: extra.get(k) for k in ("baseRowId", "defaultRowCommitVersion")}
 
 
 def _remove_row(r: RemoveFile) -> dict:
     return {"path": r.path, "deletionTimestamp": r.deletion_timestamp, "dataChange": False,
             "extendedFileMetadata": r.extended_file_metadata,
             "partitionValues": _as_map(r.partition_values), "size": r.size,
-            "tags": _as_map(r.tags), "deletionVector": _dv_row(r.deletion_vector)}
+            "tags": _as_map(r.tags), "deletionVector": _dv_row(r.deletion_vector),
+            **_row_ids(r.extra)}
 
 
 def _metadata_row(m: Metadata) -> dict:

@@ -15,8 +15,9 @@ and column invariants (NOT NULL, ``delta.invariants``) are implemented: every wr
 Also read: V2 checkpoints (:mod:`sqlext.log.checkpoint`; sqlext's own checkpoints on such tables
 follow the V2 spec, so it writes them too), type widening (Spark's parquet reader reads the
 narrower types of older files as the wider table type), variant columns. In-commit timestamps
-are read and written; domain metadata is kept (sqlext writes no domain of its own). Row
-tracking, clustering, Iceberg compatibility, type widening and variant are read-only: a write is
+are read and written; domain metadata is kept. Row tracking is written
+(:mod:`sqlext.log.row_tracking`: fresh row ids and commit versions, the ``delta.rowTracking``
+domain). Clustering, Iceberg compatibility, type widening and variant are read-only: a write is
 refused.
 """
 
@@ -37,7 +38,8 @@ SUPPORTED_READER_FEATURES = {"timestampNtz", "vacuumProtocolCheck", "deletionVec
 SUPPORTED_WRITER_FEATURES = {"appendOnly", "changeDataFeed", "timestampNtz", "vacuumProtocolCheck",
                              "inCommitTimestamp", "invariants", "checkConstraints",
                              "domainMetadata", "v2Checkpoint", "columnMapping",
-                             "deletionVectors", "generatedColumns", "identityColumns"}
+                             "deletionVectors", "generatedColumns", "identityColumns",
+                             "rowTracking"}
 
 _LEGACY_WRITER_FEATURES = {
     2: {"appendOnly", "invariants"},

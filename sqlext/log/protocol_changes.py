@@ -108,9 +108,14 @@ def check_feature_names(table: str, version: int, names: set[str]) -> None:
             "them. The table is unchanged")
 
 
+# features that need others (delta-spark adds them together)
+REQUIRED_FEATURES = {"rowTracking": {"domainMetadata"}, "clustering": {"domainMetadata"}}
+
+
 def merged(current: Protocol, features: set[str]) -> Protocol | None:
-    """``current`` supporting ``features`` too, in normal form; None when it supports them
-    already (the table keeps its protocol as written)."""
+    """``current`` supporting ``features`` too (and the features they need), in normal form;
+    None when it supports them already (the table keeps its protocol as written)."""
+    features = features.union(*(REQUIRED_FEATURES.get(f, set()) for f in features))
     base = implied_features(current)
     if features <= base:
         return None

@@ -21,6 +21,7 @@ from sqlext.log.column_mapping import assign_column_mapping
 from sqlext.log.conflicts import (SERIALIZABLE, WRITE_SERIALIZABLE, ReadSet, WinningCommit,
                                   check_conflicts, pruner_factory)
 from sqlext.log.protocol import check_writable
+from sqlext.log import row_tracking
 from sqlext.log.pruning import parse_predicate
 from sqlext.log.segment import commit_name, parse_listing
 from sqlext.log.snapshot import Snapshot
@@ -62,6 +63,7 @@ class Transaction:
                               f" use {SERIALIZABLE} or {WRITE_SERIALIZABLE}")
         self.committed_version: int | None = None
         self.attempts = 0
+        self._winners_mark = -1        # the highest row id high-water mark winners committed
 
     # --- what was read ----------------------------------------------------------------------
 
@@ -116,6 +118,10 @@ class Transaction:
                               f"version {self.committed_version}")
         actions = list(actions)
         self._validate(actions)
+        tracking = row_tracking.assigns_row_ids(self.new_protocol or (
+            self.snapshot.protocol if self.snapshot is not None else None), self.metadata)
+        if tracking:
+            actions += self._row_tracking_backfill(actions)
         removes = {decode_path(a.path) for a in actions if isinstance(a, RemoveFile)}
         app_ids = {a.app_id for a in actions if isinstance(a, SetTransaction)}
         blind = (self.reads.empty and not removes
@@ -128,6 +134,9 @@ class Transaction:
                 "txnId": str(uuid.uuid4())}
         if user_metadata is not None:
             info["userMetadata"] = user_metadata
+        if tracking:
+            info["tags"] = {row_tracking.PRESERVED_TAG:
+                            "false" if row_tracking.rows_copied(actions) else "true"}
         info.update(extra_info or {})
         head: list[Action] = []
         if self.new_protocol is not None:
@@ -157,7 +166,8 @@ class Transaction:
                 self.attempts += 1
             puts += 1
             commit_info = CommitInfo(self._with_ict(info, version))
-            data = serialize_commit([commit_info, *body])
+            data = serialize_commit([commit_info, *(self._with_row_ids(body, version)
+                                                    if tracking else body)])
             path = self.log.store.join(self.log.log_dir, commit_name(version))
             try:
                 self.log.store.write_if_absent(path, data)
@@ -179,6 +189,26 @@ class Transaction:
         self.committed_version = version
         self._post_commit(version)
         return version
+
+    def _row_tracking_backfill(self, actions: list[Action]) -> list[Action]:
+        """The re-adds giving ids to a table's files when this commit turns row tracking on
+        (the whole table is then read: a concurrent data change conflicts)."""
+        if (self.snapshot is None or self.new_metadata is None
+                or not row_tracking.enabled(self.new_metadata.configuration)
+                or row_tracking.enabled(self.snapshot.metadata.configuration)):
+            return []
+        files = row_tracking.backfill(self.snapshot.files, actions)
+        if files:
+            self.read_whole_table()
+        return files
+
+    def _with_row_ids(self, body: list[Action], version: int) -> list[Action]:
+        """``body`` with row ids assigned for ``version`` above every mark committed so far."""
+        start = max(self._winners_mark, row_tracking.high_water_mark(self.snapshot.domains)
+                    if self.snapshot is not None else -1)
+        previous = self.snapshot.files_by_path if self.snapshot is not None else {}
+        body, mark = row_tracking.assign(self.log.name, body, version, start, previous)
+        return body + [row_tracking.mark_action(mark)] if mark > start else body
 
     def _with_ict(self, info: dict, version: int) -> dict:
         md = self.metadata
@@ -229,6 +259,7 @@ class Transaction:
                 winner = WinningCommit(v, self.log.read_commit(v))
             except VersionNotFoundException:        # deleted since the listing
                 raise self._cleaned_up([v], self.log.version_listing()) from None
+            self._winners_mark = max(self._winners_mark, row_tracking.mark_in(winner.actions))
             check_conflicts(self.log.name, winner, self.reads, removes, app_ids,
                             self.new_metadata is not None, self.isolation_level, pruners)
 

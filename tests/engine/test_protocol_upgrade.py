@@ -83,7 +83,7 @@ def test_create_table_with_protocol_properties(spark, tmp_path):
     (lambda dt: dt.upgradeTableProtocol(3, 5), InvalidProtocolChangeError, "writer version 7"),
     (lambda dt: dt.upgradeTableProtocol(4, 7), InvalidProtocolChangeError, "does not exist"),
     (lambda dt: dt.addFeatureSupport("bogus"), InvalidProtocolChangeError, "unknown table feat"),
-    (lambda dt: dt.addFeatureSupport("rowTracking"), UnsupportedTableFeatureError,
+    (lambda dt: dt.addFeatureSupport("clustering"), UnsupportedTableFeatureError,
      "cannot honour"),
 ])
 def test_bad_requests_leave_the_table_unchanged(spark, tmp_path, call, error, match):

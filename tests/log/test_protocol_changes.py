@@ -81,6 +81,7 @@ def test_bad_property_values_are_refused():
 def test_unknown_and_unwritable_features_are_refused():
     with pytest.raises(InvalidProtocolChangeError, match="unknown table feature.*bogus"):
         check_feature_names("t", 2, {"bogus"})
-    with pytest.raises(UnsupportedTableFeatureError, match="rowTracking.*table t \\(version 2\\)"):
-        check_feature_names("t", 2, {"rowTracking"})
-    check_feature_names("t", 2, {"deletionVectors", "changeDataFeed", "generatedColumns"})
+    with pytest.raises(UnsupportedTableFeatureError, match="clustering.*table t \\(version 2\\)"):
+        check_feature_names("t", 2, {"clustering"})
+    check_feature_names("t", 2, {"deletionVectors", "changeDataFeed", "generatedColumns",
+                                 "rowTracking"})

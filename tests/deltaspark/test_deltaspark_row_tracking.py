@@ -1,0 +1,111 @@
+"""Row tracking written by sqlext, checked with delta-spark 4.4 (which reads ``_metadata.row_id``
+and ``_metadata.row_commit_version``): sqlext's new rows get fresh ids above the high-water mark
+and their commit version; delta-spark's next rows continue above sqlext's mark and sqlext's above
+delta-spark's; delta-spark's UPDATE preserves ids on sqlext's files; a deletion-vector DELETE
+keeps the ids of the rows left; turning row tracking on for a table with data gives every row
+an id; the protocol and properties match delta-spark's for the same CREATE."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import sqlext
+from tests.support.deltaspark import delta_path
+
+pytestmark = pytest.mark.slow
+
+
+def _row_ids(delta_spark, path) -> dict[int, tuple[int, int]]:
+    """id -> (row id, row commit version) as delta-spark reads them."""
+    table = delta_spark.sql(
+        f"SELECT id, _metadata.row_id AS row_id, _metadata.row_commit_version AS version "
+        f"FROM {delta_path(path)}")
+    rows = table.to_pylist()
+    assert len({r["row_id"] for r in rows}) == len(rows), rows          # ids are unique
+    return {r["id"]: (r["row_id"], r["version"]) for r in rows}
+
+
+def _commit(path, version) -> list[dict]:
+    text = (path / "_delta_log" / f"{version:020d}.json").read_text()
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def test_ids_continue_across_sqlext_and_delta_spark_writes(spark, delta_spark, tmp_path):
+    path = tmp_path / "t"
+    name, p = f"delta.`{path}`", delta_path(path)
+    sqlext.sql(spark, f"CREATE TABLE {name} (id BIGINT, v STRING) USING delta "
+                      "TBLPROPERTIES ('delta.enableRowTracking' = 'true')")            # v0
+    sqlext.sql(spark, f"INSERT INTO {name} VALUES (1, 'a'), (2, 'b'), (3, 'c')")       # v1
+    sqlext.sql(spark, f"INSERT INTO {name} VALUES (4, 'd'), (5, 'e')")                 # v2
+    ids = _row_ids(delta_spark, path)
+    assert sorted(r for r, _ in ids.values()) == [0, 1, 2, 3, 4]
+    assert {i: v for i, (_, v) in ids.items()} == {1: 1, 2: 1, 3: 1, 4: 2, 5: 2}
+    delta_spark.sql(f"INSERT INTO {p} VALUES (6, 'f')")                                # v3
+    assert _row_ids(delta_spark, path)[6] == (5, 3)
+    sqlext.sql(spark, f"INSERT INTO {name} VALUES (7, 'g')")                           # v4
+    ids = _row_ids(delta_spark, path)
+    assert ids[7] == (6, 4)
+    delta_spark.sql(f"UPDATE {p} SET v = 'x' WHERE id = 2")                           # v5
+    after = _row_ids(delta_spark, path)
+    assert after[2] == (ids[2][0], 5)                   # delta-spark keeps the id of sqlext's row
+    assert {i: r for i, (r, _) in after.items()} == {i: r for i, (r, _) in ids.items()}
+    sqlext.sql(spark, f"DELETE FROM {name} WHERE id = 1")                              # v6
+    sqlext.sql(spark, f"UPDATE {name} SET v = 'y' WHERE id = 7")                       # v7
+    sqlext.sql(spark, f"MERGE INTO {name} t USING (SELECT 8L AS id, 'h' AS v) s "
+                      "ON t.id = s.id WHEN NOT MATCHED THEN INSERT *")                  # v8
+    final = _row_ids(delta_spark, path)
+    assert sorted(final) == [2, 3, 4, 5, 6, 7, 8]
+    assert final[8][1] == 8 and final[7][1] == 7
+    info = _commit(path, 7)[0]["commitInfo"]
+    assert info["tags"]["delta.rowTracking.preserved"] == "false"  # the updated row got a new id
+    # delta-spark's next insert continues above every id sqlext gave
+    delta_spark.sql(f"INSERT INTO {p} VALUES (9, 'i')")                                # v9
+    last = _row_ids(delta_spark, path)
+    assert last[9][0] > max(r for i, (r, _) in last.items() if i != 9)
+
+
+def test_deletion_vector_delete_keeps_the_ids_of_the_rows_left(spark, delta_spark, tmp_path):
+    path = tmp_path / "t"
+    name = f"delta.`{path}`"
+    sqlext.sql(spark, f"CREATE TABLE {name} (id BIGINT, v STRING) USING delta TBLPROPERTIES "
+                      "('delta.enableRowTracking' = 'true', "
+                      "'delta.enableDeletionVectors' = 'true')")
+    sqlext.sql(spark, f"INSERT INTO {name} SELECT id, concat('v', id) FROM range(0, 200)")
+    before = _row_ids(delta_spark, path)
+    sqlext.sql(spark, f"DELETE FROM {name} WHERE id % 3 = 0")                          # v2
+    assert any("deletionVector" in a.get("add", {}) for a in _commit(path, 2))
+    after = _row_ids(delta_spark, path)
+    assert after == {i: before[i] for i in before if i % 3}
+    assert _commit(path, 2)[0]["commitInfo"]["tags"]["delta.rowTracking.preserved"] == "true"
+
+
+def test_turning_row_tracking_on_gives_every_row_an_id(spark, delta_spark, tmp_path):
+    path = tmp_path / "t"
+    name, p = f"delta.`{path}`", delta_path(path)
+    sqlext.sql(spark, f"CREATE TABLE {name} (id BIGINT, v STRING) USING delta")
+    sqlext.sql(spark, f"INSERT INTO {name} VALUES (1, 'a'), (2, 'b')")
+    sqlext.sql(spark, f"INSERT INTO {name} VALUES (3, 'c')")
+    sqlext.sql(spark, f"ALTER TABLE {name} SET TBLPROPERTIES ('delta.enableRowTracking' = 'true')")
+    ids = _row_ids(delta_spark, path)
+    assert sorted(r for r, _ in ids.values()) == [0, 1, 2]
+    assert sorted(ids) == [1, 2, 3]
+    delta_spark.sql(f"INSERT INTO {p} VALUES (4, 'd')")
+    assert _row_ids(delta_spark, path)[4][0] == 3
+
+
+def test_protocol_and_properties_match_delta_spark(spark, delta_spark, tmp_path):
+    create = ("CREATE TABLE {} (id BIGINT) USING delta TBLPROPERTIES "
+              "('delta.enableRowTracking' = 'true', 'delta.enableChangeDataFeed' = 'false')")
+    theirs, mine = tmp_path / "theirs", tmp_path / "mine"
+    delta_spark.sql(create.format(delta_path(theirs)))
+    sqlext.sql(spark, create.format(f"delta.`{mine}`"))
+
+    def protocol_and_keys(path):
+        actions = _commit(path, 0)
+        protocol = next(a["protocol"] for a in actions if "protocol" in a)
+        conf = next(a["metaData"] for a in actions if "metaData" in a)["configuration"]
+        return ({k: sorted(v) if isinstance(v, list) else v for k, v in protocol.items()},
+                sorted(conf))
+    assert protocol_and_keys(mine) == protocol_and_keys(theirs)
