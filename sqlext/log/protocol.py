@@ -98,7 +98,7 @@ def _feature_in_use(feature: str, metadata: Metadata | None, listed: bool) -> bo
     if metadata is None:
         return listed     # a listed feature counts unless the schema shows it unused
     conf = metadata.configuration
-    schema = metadata.schema_string
+    schema = metadata.schema_string or ""
     if feature == "checkConstraints":
         return any(k.startswith("delta.constraints.") for k in conf)
     if feature == "generatedColumns":
