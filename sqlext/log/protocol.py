@@ -14,10 +14,11 @@ and column invariants (NOT NULL, ``delta.invariants``) are implemented: every wr
 
 Also read: V2 checkpoints (:mod:`sqlext.log.checkpoint`; sqlext's own checkpoints on such tables
 follow the V2 spec, so it writes them too), type widening (Spark's parquet reader reads the
-narrower types of older files as the wider table type), variant columns. In-commit timestamps
-are read and written; domain metadata is kept (sqlext writes no domain of its own). Row
-tracking, clustering, Iceberg compatibility, type widening and variant are read-only: a write is
-refused.
+narrower types of older files as the wider table type), variant columns, shredded ones too
+(``variantShredding``: Spark 4's parquet reader rebuilds each variant from its ``typed_value``
+columns). In-commit timestamps are read and written; domain metadata is kept (sqlext writes no
+domain of its own). Row tracking, clustering, Iceberg compatibility, type widening, variant and
+variant shredding are read-only: a write is refused.
 """
 
 from __future__ import annotations
@@ -33,7 +34,10 @@ MAX_WRITER_VERSION = 7
 # features whose presence changes nothing for a reader that ignores them, or that sqlext handles
 SUPPORTED_READER_FEATURES = {"timestampNtz", "vacuumProtocolCheck", "deletionVectors",
                              "columnMapping", "v2Checkpoint", "typeWidening",
-                             "typeWidening-preview", "variantType", "variantType-preview"}
+                             "typeWidening-preview", "variantType", "variantType-preview",
+                             # shredded variant files: Spark's parquet reader rebuilds the
+                             # variants (spark.sql.variant.allowReadingShredded, default true)
+                             "variantShredding", "variantShredding-preview"}
 SUPPORTED_WRITER_FEATURES = {"appendOnly", "changeDataFeed", "timestampNtz", "vacuumProtocolCheck",
                              "inCommitTimestamp", "invariants", "checkConstraints",
                              "domainMetadata", "v2Checkpoint", "columnMapping",

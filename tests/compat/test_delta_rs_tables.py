@@ -21,6 +21,7 @@ tests assert outcomes delta-rs's own Rust tests state (cited by file, under
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -29,6 +30,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from deltalake import DeltaTable as RsTable
 from pyspark.sql import types as T
@@ -41,6 +43,7 @@ from tests.support import (assert_same_rows, deltalake_add_paths, deltalake_cdf,
                            read_duckdb, rows)
 from tests.support.change_feeds import deltalake_change_rows, feeds
 from tests.support.fixtures import REPO_ROOT, restore_commit_times
+from tests.support.spark import spark_conf
 
 CACHE = REPO_ROOT / ".cache" / "delta-rs-tables"
 DATA = CACHE / "data"
@@ -92,11 +95,15 @@ READER_REFUSES = {
                                              "duckdb": "Unsupported Arrow type VARIANT"},
 }
 
+#: Tables no independent reader reads, compared with deltalake's read of a twin table at the same
+#: version: delta-spark's test wrote spark-shredded-variant-preview-delta (variantShredding-preview)
+#: with the same rows as spark-variant-checkpoint, version by version (same variant bytes; its
+#: files happen to be unshredded; test_shredded_variant_files covers shredded ones).
+TWINS = {"spark-shredded-variant-preview-delta": "spark-variant-checkpoint"}
+
 #: Tables sqlext refuses to read (every version), with the error it must raise.
 SQLEXT_REFUSES = {
     "simple_table_features": (UnsupportedTableFeatureError, "readerVersion5"),
-    # shredded variant files (typed_value columns) are not decoded by sqlext; see README
-    "spark-shredded-variant-preview-delta": (UnsupportedTableFeatureError, "variantShredding-preview"),
 }
 
 #: Single versions every reader refuses: Delta Live Tables wrote version 0's metaData without a
@@ -227,6 +234,13 @@ def _check_version(spark, name: str, path: Path, version: int) -> str:
         else:
             _assert_same(ours, theirs)
         compared.append(reader)
+    if name in TWINS:
+        theirs = read_deltalake(DATA / TWINS[name], version)
+        if variant:
+            _assert_same_variant_rows(df.schema, ours, theirs)
+        else:
+            _assert_same(ours, theirs)
+        compared.append(f"deltalake({TWINS[name]})")
     assert compared, f"{where}: no independent reader to compare with"
     return "=" + "+".join(compared)
 
@@ -237,7 +251,8 @@ def test_the_tables_are_there():
     assert not FETCH_ERROR, f"scripts/delta_rs_tables.py failed: {FETCH_ERROR}"
     assert len(TABLES) >= 50, f"{len(TABLES)} tables in {DATA}"
     assert "Apache License" in (CACHE / "LICENSE-delta-rs.txt").read_text()
-    documented = set(LOG_ONLY) | set(READER_REFUSES) | set(SQLEXT_REFUSES) | {n for n, _ in VERSION_REFUSALS}
+    documented = (set(LOG_ONLY) | set(READER_REFUSES) | set(SQLEXT_REFUSES) | set(TWINS)
+                  | set(TWINS.values()) | {n for n, _ in VERSION_REFUSALS})
     assert documented <= set(TABLES), documented - set(TABLES)
 
 
@@ -418,3 +433,34 @@ def test_issue_1374_rows_as_delta_rs_states(spark):
     for micros, temperature in [(10301, 8), (13902, 21), (13972, 58), (14025, 24), (14072, 90)]:
         at = datetime(2023, 5, 24, 0, 1, 25, micros, tzinfo=timezone.utc)
         assert (at, temperature, day) in got
+
+
+def test_shredded_variant_files(spark, tmp_path):
+    """A table with the variantShredding-preview feature whose files Spark wrote shredded (a
+    ``typed_value`` struct beside ``value``): sqlext reads the variants Spark parsed, objects
+    that fit the shredding schema, ones that do not, and scalars; writes are refused."""
+    path = tmp_path / "shredded"
+    query = ("SELECT id, parse_json(CASE id % 3 WHEN 0 THEN '{\"a\": 1, \"b\": \"x\"}' "
+             "WHEN 1 THEN '{\"a\": \"s\", \"c\": [1, 2]}' ELSE '42' END) AS v FROM range(6)")
+    with spark_conf(spark, {"spark.sql.variant.writeShredding.enabled": "true",
+                            "spark.sql.variant.forceShreddingSchemaForTest": "struct<a: int, b: string>"}):
+        spark.sql(query).coalesce(1).write.parquet(str(path))
+    (data_file,) = path.glob("*.parquet")
+    assert "typed_value" in pq.read_schema(data_file).field("v").type.names
+    schema = '{"type":"struct","fields":[{"name":"id","type":"long","nullable":true,"metadata":{}},' \
+             '{"name":"v","type":"variant","nullable":true,"metadata":{}}]}'
+    features = ["variantType", "variantShredding-preview"]
+    actions = [{"protocol": {"minReaderVersion": 3, "minWriterVersion": 7, "readerFeatures": features,
+                             "writerFeatures": features}},
+               {"metaData": {"id": "shredded", "format": {"provider": "parquet", "options": {}},
+                             "schemaString": schema, "partitionColumns": [],
+                             "configuration": {"delta.enableVariantShredding": "true"}}},
+               {"add": {"path": data_file.name, "partitionValues": {}, "size": data_file.stat().st_size,
+                        "modificationTime": 0, "dataChange": True}}]
+    (path / "_delta_log").mkdir()
+    (path / "_delta_log" / f"{0:020d}.json").write_text("\n".join(json.dumps(a) for a in actions))
+    got = {r.id: r.v.toJson() for r in sqlext.read(spark, str(path)).collect()}
+    assert got == {r.id: r.v.toJson() for r in spark.sql(query).collect()}
+    assert got[0] == '{"a":1,"b":"x"}' and got[1] == '{"a":"s","c":[1,2]}' and got[2] == "42"
+    with pytest.raises(UnsupportedTableFeatureError, match="variantShredding-preview"):
+        sqlext.write(spark.sql(query), str(path))
