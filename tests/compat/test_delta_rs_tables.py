@@ -140,16 +140,9 @@ def _deltalake_opens(path: Path, version: int) -> bool:
     return True
 
 
-def _has_variant(dtype) -> bool:
-    if isinstance(dtype, T.VariantType):
-        return True
-    if isinstance(dtype, T.StructType):
-        return any(_has_variant(f.dataType) for f in dtype.fields)
-    if isinstance(dtype, T.ArrayType):
-        return _has_variant(dtype.elementType)
-    if isinstance(dtype, T.MapType):
-        return _has_variant(dtype.keyType) or _has_variant(dtype.valueType)
-    return False
+def _has_variant(schema: T.StructType) -> bool:
+    """Whether a variant is anywhere in ``schema`` (nested in arrays, maps and structs too)."""
+    return re.search(r'"(type|elementType|keyType|valueType)":"variant"', schema.json()) is not None
 
 
 def _plain(value, dtype):
