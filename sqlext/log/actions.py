@@ -61,7 +61,7 @@ class Protocol:
 @dataclass
 class Metadata:
     id: str
-    schema_string: str
+    schema_string: str | None      # None only when a log's metaData lacks it (see from_dict)
     partition_columns: list[str]
     configuration: dict[str, str]
     name: str | None = None
@@ -77,9 +77,13 @@ class Metadata:
 
     @classmethod
     def from_dict(cls, d: dict) -> "Metadata":
+        """Parse a ``metaData`` action. A missing ``schemaString`` is kept as None rather than
+        refused here: Databricks' Delta Live Tables write a first commit without one and set it
+        in the next (delta-rs's ``delta-live-table``); a version whose metadata has no schema is
+        refused when its schema is needed (:attr:`Snapshot.schema`), later versions read."""
         fmt = d.get("format") or {}
         return cls(
-            id=d["id"], schema_string=d["schemaString"],
+            id=d["id"], schema_string=d.get("schemaString"),
             partition_columns=list(d.get("partitionColumns") or []),
             configuration=dict(d.get("configuration") or {}),
             name=d.get("name"), description=d.get("description"),

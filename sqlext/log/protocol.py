@@ -14,11 +14,12 @@ and column invariants (NOT NULL, ``delta.invariants``) are implemented: every wr
 
 Also read: V2 checkpoints (:mod:`sqlext.log.checkpoint`; sqlext's own checkpoints on such tables
 follow the V2 spec, so it writes them too), type widening (Spark's parquet reader reads the
-narrower types of older files as the wider table type), variant columns. In-commit timestamps
-are read and written; domain metadata is kept. Row tracking is written
-(:mod:`sqlext.log.row_tracking`: fresh row ids and commit versions, the ``delta.rowTracking``
-domain). Clustering, Iceberg compatibility, type widening and variant are read-only: a write is
-refused.
+narrower types of older files as the wider table type), variant columns, shredded ones too
+(``variantShredding``: Spark 4's parquet reader rebuilds each variant from its ``typed_value``
+columns). In-commit timestamps are read and written; domain metadata is kept. Row tracking is
+written (:mod:`sqlext.log.row_tracking`: fresh row ids and commit versions, the
+``delta.rowTracking`` domain). Clustering, Iceberg compatibility, type widening, variant and
+variant shredding are read-only: a write is refused.
 """
 
 from __future__ import annotations
@@ -34,7 +35,10 @@ MAX_WRITER_VERSION = 7
 # features whose presence changes nothing for a reader that ignores them, or that sqlext handles
 SUPPORTED_READER_FEATURES = {"timestampNtz", "vacuumProtocolCheck", "deletionVectors",
                              "columnMapping", "v2Checkpoint", "typeWidening",
-                             "typeWidening-preview", "variantType", "variantType-preview"}
+                             "typeWidening-preview", "variantType", "variantType-preview",
+                             # shredded variant files: Spark's parquet reader rebuilds the
+                             # variants (spark.sql.variant.allowReadingShredded, default true)
+                             "variantShredding", "variantShredding-preview"}
 SUPPORTED_WRITER_FEATURES = {"appendOnly", "changeDataFeed", "timestampNtz", "vacuumProtocolCheck",
                              "inCommitTimestamp", "invariants", "checkConstraints",
                              "domainMetadata", "v2Checkpoint", "columnMapping",
@@ -100,7 +104,7 @@ def _feature_in_use(feature: str, metadata: Metadata | None, listed: bool) -> bo
     if metadata is None:
         return listed     # a listed feature counts unless the schema shows it unused
     conf = metadata.configuration
-    schema = metadata.schema_string
+    schema = metadata.schema_string or ""
     if feature == "checkConstraints":
         return any(k.startswith("delta.constraints.") for k in conf)
     if feature == "generatedColumns":

@@ -177,9 +177,9 @@ def test_feature_sets_are_honest():
                                                            "variantType", "deletionVectors")],
                         list(features))
     for feature in ("v2Checkpoint", "typeWidening", "variantType", "typeWidening-preview",
-                    "variantType-preview"):
-        check_readable("t", 0, proto([feature]), None)
-    for feature in ("typeWidening", "variantType", "clustering",
+                    "variantType-preview", "variantShredding", "variantShredding-preview"):
+        check_readable("t", 0, Protocol(3, 7, [feature], [feature]), None)
+    for feature in ("typeWidening", "variantType", "variantShredding-preview", "clustering",
                     "icebergCompatV1", "icebergCompatV2"):
         with pytest.raises(UnsupportedTableFeatureError, match=feature):
             check_writable("t", 0, proto([feature]), None)

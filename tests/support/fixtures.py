@@ -66,18 +66,26 @@ def _commit_info_timestamp(commit_file: Path) -> int | None:
 
 
 def copy_fixture(name: str, dest: str | os.PathLike) -> Path:
-    """Copy fixture table ``name`` to ``dest`` (must not exist yet) and return ``dest``.
+    """Copy fixture table ``name`` to ``dest`` (must not exist yet) and return ``dest``, with
+    its commit times restored (:func:`restore_commit_times`)."""
+    dest = Path(dest)
+    shutil.copytree(fixture_path(name), dest)
+    restore_commit_times(dest)
+    return dest
+
+
+def restore_commit_times(table: str | os.PathLike) -> None:
+    """Set the file times of a table's log as its writers left them (git and source archives do
+    not keep them; sqlext times commits by file, timestamp time travel and change feeds too).
 
     Each ``_delta_log/NNN.json`` gets its mtime (atime too) set to its ``commitInfo.timestamp``;
     a commit without one gets the previous commit's time + 1 ms. A checkpoint
-    ``NNN.checkpoint*.parquet`` gets the mtime of commit NNN.
+    ``NNN.checkpoint*.parquet`` gets the mtime of commit NNN. Idempotent.
     """
-    dest = Path(dest)
-    shutil.copytree(fixture_path(name), dest)
-    log = dest / "_delta_log"
+    log = Path(table) / "_delta_log"
     previous_ms: int | None = None
     mtimes: dict[int, int] = {}
-    for version, ts_ms in commit_timestamps(dest).items():
+    for version, ts_ms in commit_timestamps(table).items():
         if ts_ms is None:
             ts_ms = previous_ms + 1 if previous_ms is not None else _mtime_ms(log / f"{version:020d}.json")
         mtimes[version] = previous_ms = ts_ms
@@ -86,7 +94,6 @@ def copy_fixture(name: str, dest: str | os.PathLike) -> Path:
         version = int(checkpoint.name[:20])
         if version in mtimes:
             _set_mtime_ms(checkpoint, mtimes[version])
-    return dest
 
 
 def _mtime_ms(path: Path) -> int:

@@ -50,8 +50,9 @@ def read_deltalake(path: PathLike, version: int | None = None, *, engine: str = 
       - ``"datafusion"``: ``deltalake.QueryBuilder`` (``SELECT *``). Applies deletion vectors,
         but reads INT96 timestamps past 2262 wrongly (``table_with_edge_timestamps``: 9999-12-31
         comes back as 1816-03-29), so it is not the default.
-      - ``"auto"`` (default): ``"datafusion"`` when the table uses deletion vectors, else
-        ``"pyarrow"``.
+      - ``"auto"`` (default): ``"datafusion"`` when the table uses deletion vectors or column
+        mapping (the pyarrow route reads a column-mapped table's columns by their logical names
+        and returns nulls: delta-rs's ``table_with_column_mapping``), else ``"pyarrow"``.
 
     The files are opened through pyarrow's own ``LocalFileSystem``: delta-rs's object-store
     filesystem handler left threads that abort the interpreter at exit
@@ -60,7 +61,8 @@ def read_deltalake(path: PathLike, version: int | None = None, *, engine: str = 
     table = _delta_table(path, version)
     if engine == "auto":
         features = set(table.protocol().reader_features or ())
-        engine = "datafusion" if features & _NEEDS_DATAFUSION else "pyarrow"
+        mapped = table.metadata().configuration.get("delta.columnMapping.mode", "none") != "none"
+        engine = "datafusion" if features & _NEEDS_DATAFUSION or mapped else "pyarrow"
     if engine == "datafusion":
         from deltalake import QueryBuilder
 

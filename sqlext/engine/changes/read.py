@@ -24,7 +24,7 @@ from sqlext.log.changes_plan import (CHANGE_TYPE, COMMIT_TIMESTAMP, COMMIT_VERSI
                                         plan_changes, resolve_range)
 from sqlext.engine.read import timestamp_ms
 from sqlext.engine.io.mapped_scan import read_mapped_files
-from sqlext.engine.io.scan import FileRead
+from sqlext.engine.io.scan import FileRead, check_shredded_variants_readable
 from sqlext.engine.schemas import quote_identifier, spark_schema
 from sqlext.engine.session import prepare
 from sqlext.engine.conditions import check_condition, spark_condition
@@ -155,6 +155,8 @@ def _raw(spark: SparkSession, log: DeltaLog, plan: ChangePlan, schema: T.StructT
     """The recorded changes, change files and data files read by one scan per partition layout
     (normally one): change files hold ``_change_type`` as a column, data files get it from the
     file-name join (data files have no such column, so it reads as NULL there)."""
+    if '"variant"' in plan.metadata.schema_string:
+        check_shredded_variants_readable(log, log.snapshot(plan.end))
     mapping = ColumnMapping.of(plan.metadata)
     # partition values are keyed by physical names in a column-mapped table
     names = {(mapping.physical_name(f.name) if mapping else f.name).lower(): f.name

@@ -21,7 +21,7 @@ from pyspark.sql import types as T
 from pyspark.sql.utils import AnalysisException as SparkAnalysisException
 
 from sqlext.engine.schemas import data_schema, quote_identifier, spark_schema
-from sqlext.errors import DeletionVectorError, DeltaFileNotFoundError
+from sqlext.errors import DeletionVectorError, DeltaFileNotFoundError, UnsupportedTableFeatureError
 from sqlext.log.actions import AddFile
 from sqlext.log.deletion_vectors import (DeletionVectorDescriptor, RoaringBitmapArray,
                                          load_deletion_vector)
@@ -59,6 +59,27 @@ def check_files_exist(log: DeltaLog, snapshot: Snapshot, files: list[AddFile]) -
                 "read; read a later version, or RESTORE from one that is complete.")
 
 
+#: reader features whose files may hold shredded variants (a ``typed_value`` beside ``value``)
+SHREDDING_FEATURES = ("variantShredding", "variantShredding-preview")
+
+
+def check_shredded_variants_readable(log: DeltaLog, snapshot: Snapshot,
+                                     spark_version: str | None = None) -> None:
+    """Raise :class:`UnsupportedTableFeatureError` when the table may hold shredded variant files
+    and this Spark (``spark_version``, default pyspark's) cannot rebuild them: Spark 4.0's
+    parquet reader fails on them (a NullPointerException, even with
+    ``spark.sql.variant.allowReadingShredded``); 4.1 and later read them."""
+    if spark_version is None:
+        import pyspark
+        spark_version = pyspark.__version__
+    used = [f for f in SHREDDING_FEATURES if f in (snapshot.protocol.reader_features or ())]
+    if used and tuple(int(p) for p in spark_version.split(".")[:2]) < (4, 1):
+        raise UnsupportedTableFeatureError(
+            f"cannot read table {log.name} at version {snapshot.version}: it has the Delta table "
+            f"feature {used[0]} (shredded variant files), which Spark {spark_version} cannot read; "
+            "use pyspark 4.1 or later")
+
+
 def scan(spark: SparkSession, log: DeltaLog, snapshot: Snapshot, files: list[AddFile] | None = None,
          with_file_column: bool = False, with_row_index: bool = False) -> DataFrame:
     """The rows of ``files`` (default: all live files of ``snapshot``) in the table's schema.
@@ -69,6 +90,7 @@ def scan(spark: SparkSession, log: DeltaLog, snapshot: Snapshot, files: list[Add
     vector marks).
     """
     files = snapshot.files if files is None else files
+    check_shredded_variants_readable(log, snapshot)
     check_files_exist(log, snapshot, files)
     extra = [T.StructField(FILE_COLUMN, T.StringType(), False)] if with_file_column else []
     reads = [FileRead(f.path, f.partition_values, (f.path,) if with_file_column else (),
