@@ -82,12 +82,13 @@ class CatalogMirror:
 
     def __init__(self, spark, log=None):
         from sqlext.catalog.registry import Catalog
-        from sqlext.thrift.source import DeltaTableSource
+        from sqlext.thrift.source import PUSHDOWN_CONF, DeltaTableSource
 
         self.spark = spark
         self.catalog = Catalog(spark)
         self.log = log or (lambda message: print(message, file=sys.stderr, flush=True))
         spark.dataSource.register(DeltaTableSource)
+        spark.conf.set(PUSHDOWN_CONF, "true")     # the entries' readers prune files by filters
         self.sources: set[str] = set()      # locations whose data source is registered
         self.entries: dict[tuple[str, str], tuple] = {}   # (schema, table) -> what it was made of
         self.schemas: set[str] = set()

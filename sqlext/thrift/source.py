@@ -17,24 +17,32 @@ s3:// / s3a:// through sqlext's S3 store.
 from __future__ import annotations
 
 import datetime as _dt
+import decimal
 import hashlib
 import json
-from typing import Iterator
+from typing import Iterable, Iterator
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 from pyspark.sql import types as T
-from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+from pyspark.sql.datasource import (DataSource, DataSourceReader, EqualNullSafe, EqualTo, Filter,
+                                    GreaterThan, GreaterThanOrEqual, In, InputPartition, IsNotNull,
+                                    IsNull, LessThan, LessThanOrEqual, Not)
+from sqlglot import exp
 
 from sqlext.log.column_mapping import FIELD_ID_KEY, ColumnMapping, mapping_mode, physical_name
 from sqlext.log.deletion_vectors import DeletionVectorDescriptor, load_deletion_vector
+from sqlext.log.pruning import Pruner
 from sqlext.log.schema import Field, fields_of, parse_partition_value, parse_schema
 from sqlext.log.storage import is_local
 from sqlext.log.table import DeltaLog
 
 #: ``spark.read.format("sqlext_delta").load(location)``; entries use ``sqlext_delta_<digest>``
 SOURCE_NAME = "sqlext_delta"
+#: the setting a session reading through :func:`source_for`'s sources needs (Spark refuses a
+#: reader with ``pushFilters`` without it)
+PUSHDOWN_CONF = "spark.sql.python.filterPushdown.enabled"
 _FIELD_ID = b"PARQUET:field_id"
 _BATCH_ROWS = 65536
 
@@ -93,10 +101,13 @@ def source_name(location: str) -> str:
 
 def source_for(location: str) -> type[DeltaTableSource]:
     """A :class:`DeltaTableSource` for the table at ``location``, named :func:`source_name`, to
-    register with ``spark.dataSource.register`` (Spark pickles it by value for its workers)."""
+    register with ``spark.dataSource.register`` (Spark pickles it by value for its workers).
+    Its reader skips the files that Spark's filters rule out (:class:`PruningDeltaReader`): the
+    session needs ``spark.sql.python.filterPushdown.enabled`` (:data:`PUSHDOWN_CONF`)."""
     name = source_name(location)
     return type(f"DeltaTableSource_{name}", (DeltaTableSource,),
                 {"location": location, "name": classmethod(lambda cls: name),
+                 "reader": lambda self, schema: PruningDeltaReader(location, schema),
                  "__doc__": f"The Delta table at {location}."})
 
 
@@ -107,14 +118,17 @@ class DeltaReader(DataSourceReader):
         self.location = location
         self.schema = schema
 
+    predicate = None     # a sqlglot predicate the files read must be able to match
+
     def partitions(self) -> list[DeltaFile]:
-        """The live files of the table's latest version (read from its log now)."""
+        """The live files of the table's latest version (read from its log now); with a
+        :attr:`predicate`, those whose partition values or statistics may match it."""
         log = DeltaLog(self.location)
         snapshot = log.snapshot()
         mapping = ColumnMapping.of(snapshot.metadata)
         mode = mapping_mode(snapshot.metadata)
         files = []
-        for f in snapshot.files:
+        for f in Pruner.of(self.predicate, snapshot).prune(snapshot.files):
             values = (mapping.logical_partition_values(f.partition_values) if mapping is not None
                       else dict(f.partition_values or {}))
             files.append(DeltaFile(log.location, log.data_path(f.path),
@@ -127,6 +141,56 @@ class DeltaReader(DataSourceReader):
         if not isinstance(partition, DeltaFile):     # a table without files: Spark's empty one
             return iter(())
         return read_delta_file(partition, self.schema)
+
+
+class PruningDeltaReader(DeltaReader):
+    """A :class:`DeltaReader` that reads only the files Spark's pushed filters may match (by
+    partition values and statistics, :class:`sqlext.log.pruning.Pruner`). Every filter is
+    handed back to Spark, which evaluates them all on the rows read: pruning only skips files,
+    it never decides a row."""
+
+    def pushFilters(self, filters: list[Filter]) -> Iterable[Filter]:
+        """Keep what the filters say about files; return them all for Spark to apply."""
+        conditions = [c for c in map(filter_predicate, filters) if c is not None]
+        self.predicate = exp.and_(*conditions) if conditions else None
+        return list(filters)
+
+
+def filter_predicate(item: Filter) -> exp.Expression | None:
+    """A pushed Spark filter as a sqlglot predicate :class:`Pruner` understands, or None when it
+    is on a nested field or has a value pruning does not compare (floats, timestamps, arrays)."""
+    if isinstance(item, Not):
+        inner = filter_predicate(item.child)
+        return None if inner is None else exp.Not(this=inner)
+    if len(getattr(item, "attribute", ())) != 1:
+        return None
+    column = exp.column(item.attribute[0], quoted=True)
+    if isinstance(item, IsNull):
+        return exp.Is(this=column, expression=exp.Null())
+    if isinstance(item, IsNotNull):
+        return exp.Not(this=exp.Is(this=column, expression=exp.Null()))
+    if isinstance(item, In):
+        values = [_literal(v) for v in item.value]
+        return None if any(v is None for v in values) else exp.In(this=column, expressions=values)
+    op = _COMPARISONS.get(type(item))
+    value = _literal(item.value) if op is not None else None
+    return None if value is None else op(this=column, expression=value)
+
+
+_COMPARISONS = {EqualTo: exp.EQ, EqualNullSafe: exp.NullSafeEQ, GreaterThan: exp.GT,
+                GreaterThanOrEqual: exp.GTE, LessThan: exp.LT, LessThanOrEqual: exp.LTE}
+
+
+def _literal(value) -> exp.Expression | None:
+    if isinstance(value, bool):
+        return exp.Boolean(this=value)
+    if isinstance(value, (int, decimal.Decimal)):
+        return exp.Literal.number(str(value))
+    if isinstance(value, str):
+        return exp.Literal.string(value)
+    if isinstance(value, _dt.date) and not isinstance(value, _dt.datetime):
+        return exp.Literal.string(value.isoformat())
+    return None
 
 
 def logical_schema(schema_string: str) -> T.StructType:

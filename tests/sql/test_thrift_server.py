@@ -79,6 +79,9 @@ def test_select_reads_partitions_deletion_vectors_and_mapped_columns(server):
     rows = beeline(server.url, "SELECT id, v, day FROM thrift_events ORDER BY id")
     assert [(r["id"], r["v"], r["day"]) for r in rows] == [
         ("1", "a", "2024-01-01"), ("2", "b", "2024-01-02"), ("3", "c", "2024-01-02")]
+    rows = beeline(server.url, "SELECT id FROM thrift_events WHERE day = DATE'2024-01-02' "
+                               "ORDER BY id")          # a filter pushed to the source
+    assert [r["id"] for r in rows] == ["2", "3"]
     rows = beeline(server.url, f"SELECT id, st.y AS y, ts FROM {SCHEMA}.mapped ORDER BY id")
     # row 2 is deleted by a deletion vector; st is stored under its physical name
     assert [(r["id"], r["y"], r["ts"]) for r in rows] == [
