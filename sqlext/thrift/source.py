@@ -31,6 +31,7 @@ from pyspark.sql.datasource import (DataSource, DataSourceReader, EqualNullSafe,
                                     IsNull, LessThan, LessThanOrEqual, Not)
 from sqlglot import exp
 
+from sqlext.errors import UnsupportedOperationError
 from sqlext.log.column_mapping import FIELD_ID_KEY, ColumnMapping, mapping_mode, physical_name
 from sqlext.log.deletion_vectors import DeletionVectorDescriptor, load_deletion_vector
 from sqlext.log.pruning import Pruner
@@ -91,6 +92,13 @@ class DeltaTableSource(DataSource):
     def reader(self, schema: T.StructType) -> "DeltaReader":
         """A reader of the table's current snapshot in ``schema``'s columns."""
         return DeltaReader(self.table_location(), schema)
+
+    def writer(self, schema: T.StructType, overwrite: bool):
+        """Refused: INSERT (or a DataFrame write) through this source would bypass the log."""
+        raise UnsupportedOperationError(
+            f"table {self.table_location()}: sqlext's tables are read-only through Spark's "
+            "catalog entries (sqlext-thriftserver) and this data source; nothing was written. "
+            "Write with sqlext (sqlext.sql, sqlext-sql, DeltaTable, dbt)")
 
 
 def source_name(location: str) -> str:

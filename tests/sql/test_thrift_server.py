@@ -113,6 +113,8 @@ def test_changes_over_jdbc_fail_and_change_nothing(spark, server):
     version = sqlext.DeltaTable.forName(spark, f"{SCHEMA}.mapped").history(1).collect()[0][0]
     for statement in (f"DELETE FROM {SCHEMA}.mapped WHERE id = 1",
                       f"UPDATE {SCHEMA}.mapped SET id = 5",
+                      f"MERGE INTO {SCHEMA}.mapped t USING (SELECT 1 AS id) s ON t.id = s.id "
+                      "WHEN MATCHED THEN DELETE",
                       f"INSERT INTO {SCHEMA}.mapped SELECT id, st, ts FROM {SCHEMA}.mapped",
                       f"TRUNCATE TABLE {SCHEMA}.mapped"):
         with pytest.raises(BeelineError):

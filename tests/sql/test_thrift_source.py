@@ -57,6 +57,10 @@ def test_each_query_reads_the_current_version(spark, source, tmp_path):
     assert read() == [(1,), (2,)]
     sqlext.sql(spark, f"DELETE FROM delta.`{path}` WHERE id = 1")
     assert read() == [(2,)]
+    with pytest.raises(Exception, match="read-only"):
+        spark.range(1).selectExpr("CAST(id AS INT) AS id").write.format(source).mode(
+            "append").save(path)
+    assert read() == [(2,)]
 
 
 def test_filters_skip_files_and_rows_stay_spark_s(spark, tmp_path):
