@@ -11,13 +11,16 @@ with sqlext's catalog every ``--refresh`` seconds (new and dropped tables and sc
 columns). The entries hold no file list: each query reads the table's current snapshot.
 
 Spark's catalog is the in-memory one unless ``--conf spark.sql.catalogImplementation=hive`` is
-given: the entries live as long as the server and are made again at the next start.
+given: the entries live as long as the server and are made again at the next start. The server
+session's own ``spark.sql.warehouse.dir`` is a private temporary directory, not the warehouse
+served (see :func:`main`).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import signal
 import sys
 import tempfile
@@ -59,6 +62,7 @@ def server_settings(args: argparse.Namespace) -> dict[str, str]:
     conf = conf_arguments(args, "sqlext-thriftserver")
     if args.warehouse:
         conf["spark.sql.warehouse.dir"] = args.warehouse
+    conf.setdefault("spark.sql.warehouse.dir", "spark-warehouse")    # Spark's default
     if args.port is not None:
         conf["spark.hive.server2.thrift.port"] = str(args.port)
     conf.setdefault("spark.hive.server2.thrift.port", str(DEFAULT_PORT))
@@ -80,18 +84,20 @@ class CatalogMirror:
     itself are ever replaced or dropped; an entry is an EXTERNAL table, so dropping it (here
     or over JDBC) never touches the table's files."""
 
-    def __init__(self, spark, log=None):
+    def __init__(self, spark, warehouse: str | None = None, log=None):
         from sqlext.catalog.registry import Catalog
         from sqlext.thrift.source import PUSHDOWN_CONF, DeltaTableSource
 
         self.spark = spark
-        self.catalog = Catalog(spark)
+        self.catalog = Catalog(spark, warehouse)
         self.log = log or (lambda message: print(message, file=sys.stderr, flush=True))
         spark.dataSource.register(DeltaTableSource)
         spark.conf.set(PUSHDOWN_CONF, "true")     # the entries' readers prune files by filters
         self.sources: set[str] = set()      # locations whose data source is registered
         self.entries: dict[tuple[str, str], tuple] = {}   # (schema, table) -> what it was made of
         self.schemas: set[str] = set()
+        # the last problem logged per ("read" or "entry", schema, table)
+        self.problems: dict[tuple[str, str, str], str] = {}
 
     def wanted(self) -> dict[tuple[str, str], tuple]:
         """sqlext's tables now: (schema, table) -> (location, columns as JSON, description)."""
@@ -107,8 +113,9 @@ class CatalogMirror:
                 try:
                     metadata = DeltaLog(ref.location).snapshot().metadata
                 except Exception as exc:  # noqa: BLE001 - one unreadable table must not stop the rest
-                    self.log(f"sqlext-thriftserver: `{schema}`.`{name}` left out: {exc}")
+                    self._once(("read", schema, name), f"`{schema}`.`{name}` left out: {exc}")
                     continue
+                self.problems.pop(("read", schema, name), None)
                 found[(schema, name)] = (ref.location,
                                          logical_schema(metadata.schema_string).json(),
                                          metadata.description)
@@ -119,8 +126,7 @@ class CatalogMirror:
         from sqlext.catalog.registry import DEFAULT_SCHEMA, spark_name
 
         wanted = self.wanted()
-        present = self._present({schema for schema, _ in self.entries})
-        for key in [k for k in self.entries if k not in present]:
+        for key in self._gone():
             del self.entries[key]           # dropped over JDBC: made again below
         made = dropped = 0
         for key in sorted(set(self.entries) - set(wanted)):
@@ -138,9 +144,10 @@ class CatalogMirror:
             try:
                 self._create(key, entry)
             except Exception as exc:  # noqa: BLE001 - e.g. a Spark table or view of that name
-                self.log(f"sqlext-thriftserver: no entry for `{schema}`.`{name}`: "
-                         f"{str(exc).splitlines()[0][:300]}")
+                self._once(("entry", *key), f"no entry for `{schema}`.`{name}`: "
+                                f"{str(exc).splitlines()[0][:300]}")
                 continue
+            self.problems.pop(("entry", *key), None)
             self.entries[key] = entry
             made += 1
         in_use = {schema for schema, _ in self.entries}
@@ -152,19 +159,21 @@ class CatalogMirror:
             self.schemas.discard(schema)
         return made, dropped
 
-    def _present(self, schemas: set[str]) -> set[tuple[str, str]]:
-        """The (schema, table) names Spark's catalog has in ``schemas``."""
+    def _once(self, key: tuple[str, str, str], message: str) -> None:
+        """Log a table's problem when it is new (not again at every refresh)."""
+        if self.problems.get(key) != message:
+            self.problems[key] = message
+            self.log(f"sqlext-thriftserver: {message}")
+
+    def _gone(self) -> list[tuple[str, str]]:
+        """The entries made here that Spark's catalog no longer has (dropped over JDBC, or
+        their schema was); their schemas are made again with them."""
         from sqlext.catalog.registry import spark_name
 
-        found = set()
-        for schema in schemas:
-            try:
-                rows = self.spark.sql(f"SHOW TABLES IN {spark_name(schema)}").collect()
-            except Exception:  # noqa: BLE001 - the schema was dropped over JDBC
-                self.schemas.discard(schema)
-                continue
-            found.update((schema, row["tableName"]) for row in rows if not row["isTemporary"])
-        return found
+        exists = self.spark.catalog.tableExists
+        gone = [key for key in self.entries if not exists(spark_name(*key))]
+        self.schemas.difference_update(schema for schema, _ in gone)
+        return gone
 
     def _create(self, key: tuple[str, str], entry: tuple) -> None:
         import json
@@ -204,14 +213,22 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit("sqlext-thriftserver: --refresh must be a positive number of seconds")
     conf = server_settings(args)
     import sqlext
+    from sqlext.log.storage import normalize_location
 
+    # sqlext's warehouse is served, never managed by the server's Spark catalog: Spark's own
+    # databases and tables (CREATE DATABASE for a schema, a CTAS over JDBC) live in a private
+    # directory, removed at exit, so that no DROP DATABASE (whose in-memory catalog deletes the
+    # database's directory, even for a schema of EXTERNAL entries) reaches sqlext's files
+    warehouse = normalize_location(conf["spark.sql.warehouse.dir"])
+    private = tempfile.mkdtemp(prefix="sqlext-thriftserver-")
+    conf["spark.sql.warehouse.dir"] = private
     spark = sqlext.session(progress=False, **conf)
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
     server = None
     try:
-        mirror = CatalogMirror(spark)
+        mirror = CatalogMirror(spark, warehouse)
         made, _ = mirror.sync()
         server = start_server(spark)
         host = conf.get("spark.hive.server2.thrift.bind.host", "0.0.0.0")
@@ -232,6 +249,7 @@ def main(argv: list[str] | None = None) -> int:
         if server is not None:
             server.stop()
         spark.stop()
+        shutil.rmtree(private, ignore_errors=True)
     return 0
 
 

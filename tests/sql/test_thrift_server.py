@@ -124,5 +124,9 @@ def test_changes_over_jdbc_fail_and_change_nothing(spark, server):
     beeline(server.url, f"DROP TABLE {SCHEMA}.mapped")
     assert os.path.isdir(os.path.join(location.removeprefix("file:"), "_delta_log"))
     assert until(lambda: ids(server.url, f"{SCHEMA}.mapped")) == ["1", "3"]
+    # so does dropping the schema: Spark's databases live apart from sqlext's warehouse
+    beeline(server.url, f"DROP DATABASE {SCHEMA} CASCADE")
+    assert os.path.isdir(os.path.join(location.removeprefix("file:"), "_delta_log"))
+    assert until(lambda: ids(server.url, f"{SCHEMA}.mapped")) == ["1", "3"]
     assert sorted(tuple(r) for r in sqlext.read(spark, f"{SCHEMA}.mapped").collect()) == before
     assert sqlext.DeltaTable.forName(spark, f"{SCHEMA}.mapped").history(1).collect()[0][0] == version
