@@ -4,7 +4,7 @@ catalog over Thrift).
 The server runs in its own process (``python -m sqlext.thrift``, local[1]) on the test session's
 warehouse; the tables are made and changed by sqlext in the test process, and read over JDBC by
 beeline, Hive's JDBC client from pyspark's jars (:mod:`tests.support.thrift_server`). The server
-refreshes its catalog entries every second here.
+refreshes its catalog entries every 2 seconds here (the warehouse is the whole test run's).
 """
 
 from __future__ import annotations

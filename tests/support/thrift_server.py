@@ -23,7 +23,7 @@ class ThriftServer(ServerProcess):
     sqlext tables of ``warehouse``, its catalog refreshed every ``refresh`` seconds; its output
     goes to ``<workdir>/thrift-server.log``."""
 
-    def __init__(self, warehouse: str, workdir: Path, refresh: float = 1.0,
+    def __init__(self, warehouse: str, workdir: Path, refresh: float = 2.0,
                  timeout: float = 120.0):
         port = free_port()
         self.url = f"jdbc:hive2://127.0.0.1:{port}/default"
