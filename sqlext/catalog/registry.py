@@ -103,11 +103,14 @@ def _split_identifier(identifier: str) -> list[str]:
 class Catalog:
     """Name resolution and registration against one SparkSession's warehouse."""
 
-    def __init__(self, spark: SparkSession):
+    def __init__(self, spark: SparkSession, warehouse: str | None = None):
+        """``warehouse``: another warehouse than the session's ``spark.sql.warehouse.dir``
+        (``sqlext-thriftserver`` serves one its Spark session does not manage)."""
         self.spark = spark
         # a static setting: read once per session
-        self.warehouse = session_constant(spark, "warehouse", lambda: normalize_location(
-            spark.conf.get("spark.sql.warehouse.dir")))
+        self.warehouse = normalize_location(warehouse) if warehouse is not None else \
+            session_constant(spark, "warehouse", lambda: normalize_location(
+                spark.conf.get("spark.sql.warehouse.dir")))
         self.store = store_for(self.warehouse)
 
     def current_schema(self) -> str:

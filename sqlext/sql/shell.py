@@ -59,15 +59,23 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def _settings(args: argparse.Namespace) -> dict[str, str]:
+def conf_arguments(args: argparse.Namespace, prog: str) -> dict[str, str]:
+    """Spark settings from a command-line tool's repeated ``--conf key=value`` (``args.conf``)
+    and ``--master`` (``args.master``); an item without ``=`` exits with a message naming
+    ``prog``."""
     conf = {}
     for item in args.conf:
         key, sep, value = item.partition("=")
         if not sep:
-            raise SystemExit(f"sqlext-sql: --conf expects key=value, not {item!r}")
+            raise SystemExit(f"{prog}: --conf expects key=value, not {item!r}")
         conf[key.strip()] = value
     if args.master:
         conf["spark.master"] = args.master
+    return conf
+
+
+def _settings(args: argparse.Namespace) -> dict[str, str]:
+    conf = conf_arguments(args, "sqlext-sql")
     if args.name:
         conf["spark.app.name"] = args.name
     return conf

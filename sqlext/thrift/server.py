@@ -1,0 +1,257 @@
+"""``sqlext-thriftserver``: Spark's Thrift JDBC/ODBC server (HiveServer2 protocol: beeline, BI
+tools, any Hive JDBC driver) with sqlext's tables in its catalog.
+
+The server runs one SparkSession (``spark.sql.hive.thriftServer.singleSession``: every
+connection shares it, and with it the registrations of sqlext's Python data sources,
+:mod:`sqlext.thrift.source`). :class:`CatalogMirror` puts one entry per table of sqlext's catalog
+(``<warehouse>/_sqlext_catalog``) into that session's catalog, an EXTERNAL table ``USING
+sqlext_delta_<digest>`` (the table's own data source) at the table's location with its current
+columns, and keeps the entries in step
+with sqlext's catalog every ``--refresh`` seconds (new and dropped tables and schemas, changed
+columns). The entries hold no file list: each query reads the table's current snapshot.
+
+Spark's catalog is the in-memory one unless ``--conf spark.sql.catalogImplementation=hive`` is
+given: the entries live as long as the server and are made again at the next start. The server
+session's own ``spark.sql.warehouse.dir`` is a private temporary directory, not the warehouse
+served (see :func:`main`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import signal
+import sys
+import tempfile
+import threading
+import time
+
+from sqlext.errors import SqlextError
+
+DEFAULT_PORT = 10000
+DEFAULT_REFRESH_SECONDS = 10.0
+SERVER_CLASS = "org.apache.spark.sql.hive.thriftserver.HiveThriftServer2"
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="sqlext-thriftserver",
+        description="Spark's Thrift JDBC/ODBC server with sqlext's tables in its catalog")
+    parser.add_argument("--port", type=int, default=None,
+                        help=f"TCP port (default {DEFAULT_PORT}, or "
+                             "--conf spark.hive.server2.thrift.port)")
+    parser.add_argument("--host", default=None,
+                        help="address to listen on (default: all; or "
+                             "--conf spark.hive.server2.thrift.bind.host)")
+    parser.add_argument("--warehouse", help="spark.sql.warehouse.dir: the warehouse whose sqlext "
+                        "tables to serve (default: Spark's, ./spark-warehouse)")
+    parser.add_argument("--refresh", type=float, default=DEFAULT_REFRESH_SECONDS,
+                        metavar="SECONDS", help="how often the catalog entries are brought in "
+                        f"step with sqlext's catalog (default {DEFAULT_REFRESH_SECONDS:g})")
+    parser.add_argument("--master", help="Spark master URL (default local[2])")
+    parser.add_argument("--conf", action="append", default=[], metavar="K=V",
+                        help="a Spark setting (repeatable)")
+    return parser.parse_args(argv)
+
+
+def server_settings(args: argparse.Namespace) -> dict[str, str]:
+    """The Spark settings of the server's session from the command line."""
+    from sqlext.sql.shell import conf_arguments
+
+    conf = conf_arguments(args, "sqlext-thriftserver")
+    if args.warehouse:
+        conf["spark.sql.warehouse.dir"] = args.warehouse
+    conf.setdefault("spark.sql.warehouse.dir", "spark-warehouse")    # Spark's default
+    if args.port is not None:
+        conf["spark.hive.server2.thrift.port"] = str(args.port)
+    conf.setdefault("spark.hive.server2.thrift.port", str(DEFAULT_PORT))
+    if args.host:
+        conf["spark.hive.server2.thrift.bind.host"] = args.host
+    conf.setdefault("spark.app.name", "sqlext-thriftserver")
+    # Hive's embedded Derby (the server's execution client) writes derby.log into the working
+    # directory unless told otherwise
+    conf.setdefault("spark.driver.extraJavaOptions", "-Dderby.stream.error.file="
+                    + os.path.join(tempfile.gettempdir(), "sqlext-thriftserver-derby.log"))
+    # every connection shares the session holding the data source and the entries
+    conf["spark.sql.hive.thriftServer.singleSession"] = "true"
+    return conf
+
+
+class CatalogMirror:
+    """Spark's catalog entries for sqlext's tables on one SparkSession: :meth:`sync` makes,
+    replaces and drops them to match sqlext's catalog. Only entries (and schemas) it made
+    itself are ever replaced or dropped; an entry is an EXTERNAL table, so dropping it (here
+    or over JDBC) never touches the table's files."""
+
+    def __init__(self, spark, warehouse: str | None = None, log=None):
+        from sqlext.catalog.registry import Catalog
+        from sqlext.thrift.source import PUSHDOWN_CONF, DeltaTableSource
+
+        self.spark = spark
+        self.catalog = Catalog(spark, warehouse)
+        self.log = log or (lambda message: print(message, file=sys.stderr, flush=True))
+        spark.dataSource.register(DeltaTableSource)
+        spark.conf.set(PUSHDOWN_CONF, "true")     # the entries' readers prune files by filters
+        self.sources: set[str] = set()      # locations whose data source is registered
+        self.entries: dict[tuple[str, str], tuple] = {}   # (schema, table) -> what it was made of
+        self.schemas: set[str] = set()
+        # the last problem logged per ("read" or "entry", schema, table)
+        self.problems: dict[tuple[str, str, str], str] = {}
+
+    def wanted(self) -> dict[tuple[str, str], tuple]:
+        """sqlext's tables now: (schema, table) -> (location, columns as JSON, description)."""
+        from sqlext.log.table import DeltaLog
+        from sqlext.thrift.source import logical_schema
+
+        found = {}
+        for schema in self.catalog.list_schemas():
+            for name in self.catalog.list_tables(schema):
+                ref = self.catalog.lookup(schema, name)
+                if ref is None:
+                    continue
+                try:
+                    metadata = DeltaLog(ref.location).snapshot().metadata
+                except Exception as exc:  # noqa: BLE001 - one unreadable table must not stop the rest
+                    self._once(("read", schema, name), f"`{schema}`.`{name}` left out: {exc}")
+                    continue
+                self.problems.pop(("read", schema, name), None)
+                found[(schema, name)] = (ref.location,
+                                         logical_schema(metadata.schema_string).json(),
+                                         metadata.description)
+        return found
+
+    def sync(self) -> tuple[int, int]:
+        """Bring the entries in step with sqlext's catalog; returns (made, dropped)."""
+        from sqlext.catalog.registry import DEFAULT_SCHEMA, spark_name
+
+        wanted = self.wanted()
+        for key in self._gone():
+            del self.entries[key]           # dropped over JDBC: made again below
+        made = dropped = 0
+        for key in sorted(set(self.entries) - set(wanted)):
+            self._drop(key)
+            dropped += 1
+        for key, entry in sorted(wanted.items()):
+            if self.entries.get(key) == entry:
+                continue
+            schema, name = key
+            if schema != DEFAULT_SCHEMA and schema not in self.schemas:
+                self.spark.sql(f"CREATE DATABASE IF NOT EXISTS {spark_name(schema)}")
+                self.schemas.add(schema)
+            if key in self.entries:
+                self._drop(key)
+            try:
+                self._create(key, entry)
+            except Exception as exc:  # noqa: BLE001 - e.g. a Spark table or view of that name
+                self._once(("entry", *key), f"no entry for `{schema}`.`{name}`: "
+                                f"{str(exc).splitlines()[0][:300]}")
+                continue
+            self.problems.pop(("entry", *key), None)
+            self.entries[key] = entry
+            made += 1
+        in_use = {schema for schema, _ in self.entries}
+        for schema in sorted(self.schemas - in_use - {s for s, _ in wanted}):
+            try:
+                self.spark.sql(f"DROP DATABASE IF EXISTS {spark_name(schema)}")
+            except Exception:  # noqa: BLE001 - it holds other Spark objects: it stays
+                continue
+            self.schemas.discard(schema)
+        return made, dropped
+
+    def _once(self, key: tuple[str, str, str], message: str) -> None:
+        """Log a table's problem when it is new (not again at every refresh)."""
+        if self.problems.get(key) != message:
+            self.problems[key] = message
+            self.log(f"sqlext-thriftserver: {message}")
+
+    def _gone(self) -> list[tuple[str, str]]:
+        """The entries made here that Spark's catalog no longer has (dropped over JDBC, or
+        their schema was); their schemas are made again with them."""
+        from sqlext.catalog.registry import spark_name
+
+        exists = self.spark.catalog.tableExists
+        gone = [key for key in self.entries if not exists(spark_name(*key))]
+        self.schemas.difference_update(schema for schema, _ in gone)
+        return gone
+
+    def _create(self, key: tuple[str, str], entry: tuple) -> None:
+        import json
+
+        from pyspark.sql import types as T
+
+        from sqlext.catalog.registry import spark_name
+        from sqlext.thrift.source import source_for, source_name
+
+        location, columns, description = entry
+        if location not in self.sources:
+            self.spark.dataSource.register(source_for(location))
+            self.sources.add(location)
+        self.spark.catalog.createTable(spark_name(*key), path=location,
+                                       source=source_name(location),
+                                       schema=T.StructType.fromJson(json.loads(columns)),
+                                       description=description)
+
+    def _drop(self, key: tuple[str, str]) -> None:
+        from sqlext.catalog.registry import spark_name
+        self.spark.sql(f"DROP TABLE IF EXISTS {spark_name(*key)}")
+        self.entries.pop(key, None)
+
+
+def start_server(spark):
+    """Start Spark's Thrift server on ``spark`` (its port and address from the session's
+    ``spark.hive.server2.thrift.*`` settings); returns the JVM's server object."""
+    jvm = spark.sparkContext._jvm
+    server_class = getattr(jvm, SERVER_CLASS)
+    return server_class.startWithContext(spark._jsparkSession.sqlContext())
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The ``sqlext-thriftserver`` console script: serve until SIGTERM or Ctrl-C."""
+    args = parse_args(argv)
+    if args.refresh <= 0:
+        raise SystemExit("sqlext-thriftserver: --refresh must be a positive number of seconds")
+    conf = server_settings(args)
+    import sqlext
+    from sqlext.log.storage import normalize_location
+
+    # sqlext's warehouse is served, never managed by the server's Spark catalog: Spark's own
+    # databases and tables (CREATE DATABASE for a schema, a CTAS over JDBC) live in a private
+    # directory, removed at exit, so that no DROP DATABASE (whose in-memory catalog deletes the
+    # database's directory, even for a schema of EXTERNAL entries) reaches sqlext's files
+    warehouse = normalize_location(conf["spark.sql.warehouse.dir"])
+    private = tempfile.mkdtemp(prefix="sqlext-thriftserver-")
+    conf["spark.sql.warehouse.dir"] = private
+    spark = sqlext.session(progress=False, **conf)
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    server = None
+    try:
+        mirror = CatalogMirror(spark, warehouse)
+        made, _ = mirror.sync()
+        server = start_server(spark)
+        host = conf.get("spark.hive.server2.thrift.bind.host", "0.0.0.0")
+        print(f"sqlext-thriftserver: listening on {host}:{conf['spark.hive.server2.thrift.port']} "
+              f"(jdbc:hive2://), {made} sqlext tables of {mirror.catalog.warehouse}; catalog "
+              f"refreshed every {args.refresh:g}s", flush=True)
+        while not stop.wait(args.refresh):
+            try:
+                started = time.monotonic()
+                made, dropped = mirror.sync()
+                if made or dropped:
+                    print(f"sqlext-thriftserver: {made} entries made, {dropped} dropped "
+                          f"({time.monotonic() - started:.1f}s)", flush=True)
+            except SqlextError as exc:
+                print(f"sqlext-thriftserver: catalog refresh failed: {exc}", file=sys.stderr,
+                      flush=True)
+    finally:
+        if server is not None:
+            server.stop()
+        spark.stop()
+        shutil.rmtree(private, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

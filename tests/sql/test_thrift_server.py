@@ -1,0 +1,132 @@
+"""sqlext's tables seen over JDBC through ``sqlext-thriftserver`` (issue 17: tools reading Spark's
+catalog over Thrift).
+
+The server runs in its own process (``python -m sqlext.thrift``, local[1]) on the test session's
+warehouse; the tables are made and changed by sqlext in the test process, and read over JDBC by
+beeline, Hive's JDBC client from pyspark's jars (:mod:`tests.support.thrift_server`). The server
+refreshes its catalog entries every 2 seconds here (the warehouse is the whole test run's).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+
+import pytest
+
+import sqlext
+from tests.support.thrift_server import BeelineError, ThriftServer, beeline
+
+pytestmark = pytest.mark.skipif(shutil.which("java") is None, reason="beeline needs java")
+
+SCHEMA = "thrift_jdbc"
+
+
+@pytest.fixture(scope="module")
+def server(spark, tmp_path_factory):
+    """The server, started after the module's tables exist: a partitioned table in ``default``,
+    and in schema ``thrift_jdbc`` a table with deletion vectors and column mapping (a DELETE
+    and a column rename already committed)."""
+    sqlext.sql(spark, f"""
+        CREATE TABLE thrift_events (id BIGINT, v STRING, day DATE) USING delta PARTITIONED BY (day);
+        INSERT INTO thrift_events VALUES (1, 'a', DATE'2024-01-01'), (2, 'b', DATE'2024-01-02'),
+                                         (3, 'c', DATE'2024-01-02');
+        CREATE SCHEMA IF NOT EXISTS {SCHEMA};
+        CREATE TABLE {SCHEMA}.mapped (id INT, s STRUCT<x: INT, y: STRING>, ts TIMESTAMP)
+          USING delta TBLPROPERTIES ('delta.enableDeletionVectors' = 'true',
+                                     'delta.columnMapping.mode' = 'name');
+        INSERT INTO {SCHEMA}.mapped VALUES
+          (1, named_struct('x', 1, 'y', 'p'), TIMESTAMP'2024-01-01 10:00:00'),
+          (2, named_struct('x', 2, 'y', 'q'), NULL), (3, NULL, NULL);
+        DELETE FROM {SCHEMA}.mapped WHERE id = 2;
+        ALTER TABLE {SCHEMA}.mapped RENAME COLUMN s TO st;
+    """)
+    workdir = tmp_path_factory.mktemp("thrift")
+    running = ThriftServer(spark.conf.get("spark.sql.warehouse.dir"), workdir)
+    yield running
+    running.stop()
+    sqlext.sql(spark, f"DROP TABLE IF EXISTS thrift_events; DROP TABLE IF EXISTS {SCHEMA}.mapped; "
+                      f"DROP TABLE IF EXISTS {SCHEMA}.later")
+
+
+def until(check, timeout: float = 30.0):
+    """``check()``'s first result that is not an exception, retried until ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            return check()
+        except (AssertionError, BeelineError):
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(1)
+
+
+def ids(url: str, table: str) -> list[str]:
+    return [row["id"] for row in beeline(url, f"SELECT id FROM {table} ORDER BY id")]
+
+
+def test_tables_and_columns_are_listed(server):
+    tables = beeline(server.url, f"SHOW TABLES IN {SCHEMA}")
+    assert [(t["namespace"], t["tableName"]) for t in tables] == [(SCHEMA, "mapped")]
+    assert "thrift_events" in {t["tableName"] for t in beeline(server.url, "SHOW TABLES")}
+    columns = beeline(server.url, f"DESCRIBE {SCHEMA}.mapped")
+    assert [(c["col_name"], c["data_type"]) for c in columns] == [
+        ("id", "int"), ("st", "struct<x:int,y:string>"), ("ts", "timestamp")]
+
+
+def test_select_reads_partitions_deletion_vectors_and_mapped_columns(server):
+    rows = beeline(server.url, "SELECT id, v, day FROM thrift_events ORDER BY id")
+    assert [(r["id"], r["v"], r["day"]) for r in rows] == [
+        ("1", "a", "2024-01-01"), ("2", "b", "2024-01-02"), ("3", "c", "2024-01-02")]
+    rows = beeline(server.url, "SELECT id FROM thrift_events WHERE day = DATE'2024-01-02' "
+                               "ORDER BY id")          # a filter pushed to the source
+    assert [r["id"] for r in rows] == ["2", "3"]
+    rows = beeline(server.url, f"SELECT id, st.y AS y, ts FROM {SCHEMA}.mapped ORDER BY id")
+    # row 2 is deleted by a deletion vector; st is stored under its physical name
+    assert [(r["id"], r["y"], r["ts"]) for r in rows] == [
+        ("1", "p", "2024-01-01 10:00:00.0"), ("3", "NULL", "NULL")]
+
+
+def test_a_delete_committed_after_the_server_started_is_seen(spark, server):
+    assert ids(server.url, "thrift_events") == ["1", "2", "3"]
+    sqlext.sql(spark, "DELETE FROM thrift_events WHERE day = DATE'2024-01-02'")
+    sqlext.sql(spark, "INSERT INTO thrift_events VALUES (4, 'd', DATE'2024-01-03')")
+    # the next query plans on the log's new version: no catalog refresh needed
+    assert ids(server.url, "thrift_events") == ["1", "4"]
+
+
+def test_tables_created_or_dropped_later_follow_the_catalog(spark, server):
+    sqlext.sql(spark, f"CREATE TABLE {SCHEMA}.later USING delta AS SELECT 7L AS id, 'x' AS v")
+    assert until(lambda: ids(server.url, f"{SCHEMA}.later")) == ["7"]
+    sqlext.sql(spark, f"DROP TABLE {SCHEMA}.later")
+
+    def gone():
+        tables = {t["tableName"] for t in beeline(server.url, f"SHOW TABLES IN {SCHEMA}")}
+        assert tables == {"mapped"}
+        return tables
+    until(gone)
+
+
+def test_changes_over_jdbc_fail_and_change_nothing(spark, server):
+    before = sorted(tuple(r) for r in sqlext.read(spark, f"{SCHEMA}.mapped").collect())
+    version = sqlext.DeltaTable.forName(spark, f"{SCHEMA}.mapped").history(1).collect()[0][0]
+    for statement in (f"DELETE FROM {SCHEMA}.mapped WHERE id = 1",
+                      f"UPDATE {SCHEMA}.mapped SET id = 5",
+                      f"MERGE INTO {SCHEMA}.mapped t USING (SELECT 1 AS id) s ON t.id = s.id "
+                      "WHEN MATCHED THEN DELETE",
+                      f"INSERT INTO {SCHEMA}.mapped SELECT id, st, ts FROM {SCHEMA}.mapped",
+                      f"TRUNCATE TABLE {SCHEMA}.mapped"):
+        with pytest.raises(BeelineError):
+            beeline(server.url, statement)
+    # dropping the entry over JDBC leaves the table's files; the next refresh makes it again
+    location = sqlext.DeltaTable.forName(spark, f"{SCHEMA}.mapped").detail().collect()[0]["location"]
+    beeline(server.url, f"DROP TABLE {SCHEMA}.mapped")
+    assert os.path.isdir(os.path.join(location.removeprefix("file:"), "_delta_log"))
+    assert until(lambda: ids(server.url, f"{SCHEMA}.mapped")) == ["1", "3"]
+    # so does dropping the schema: Spark's databases live apart from sqlext's warehouse
+    beeline(server.url, f"DROP DATABASE {SCHEMA} CASCADE")
+    assert os.path.isdir(os.path.join(location.removeprefix("file:"), "_delta_log"))
+    assert until(lambda: ids(server.url, f"{SCHEMA}.mapped")) == ["1", "3"]
+    assert sorted(tuple(r) for r in sqlext.read(spark, f"{SCHEMA}.mapped").collect()) == before
+    assert sqlext.DeltaTable.forName(spark, f"{SCHEMA}.mapped").history(1).collect()[0][0] == version

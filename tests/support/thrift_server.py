@@ -1,0 +1,63 @@
+"""``sqlext-thriftserver`` in its own process, for tests of sqlext's tables over JDBC, and
+beeline (Hive's JDBC command-line client, in pyspark's jars) to query it.
+
+The server is started as ``python -m sqlext.thrift`` on a free port with ``local[1]`` and a small
+heap (the test JVM runs beside it on a 2-core machine), on the warehouse of the test session, so
+that the tables the test creates with sqlext are the server's.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.support.connect_server import ServerProcess, free_port
+
+
+class ThriftServer(ServerProcess):
+    """``sqlext-thriftserver`` on ``127.0.0.1:<port>`` (``url``, a Hive JDBC URL) serving the
+    sqlext tables of ``warehouse``, its catalog refreshed every ``refresh`` seconds; its output
+    goes to ``<workdir>/thrift-server.log``."""
+
+    def __init__(self, warehouse: str, workdir: Path, refresh: float = 2.0,
+                 timeout: float = 120.0):
+        port = free_port()
+        self.url = f"jdbc:hive2://127.0.0.1:{port}/default"
+        command = [sys.executable, "-m", "sqlext.thrift", "--port", str(port),
+                   "--host", "127.0.0.1", "--warehouse", warehouse, "--master", "local[1]",
+                   "--refresh", str(refresh),
+                   "--conf", "spark.driver.memory=768m",
+                   "--conf", "spark.sql.shuffle.partitions=1",
+                   "--conf", "spark.ui.enabled=false"]
+        env = dict(os.environ, PYSPARK_PYTHON=sys.executable, SPARK_LOCAL_IP="127.0.0.1")
+        env.pop("SPARK_CONNECT_MODE_ENABLED", None)
+        super().__init__(command, env, port, workdir / "thrift-server.log",
+                         "sqlext Thrift server", timeout, cwd=workdir)
+
+
+class BeelineError(Exception):
+    """A statement failed in beeline: its message (beeline's standard error)."""
+
+
+def beeline(url: str, statement: str, timeout: float = 120.0) -> list[dict]:
+    """Run one statement with beeline over JDBC; its rows, each {column: value as beeline
+    prints it} (csv2 output, NULL as ``NULL``). Raises :class:`BeelineError` when it fails."""
+    import pyspark
+    jars = os.path.join(os.path.dirname(pyspark.__file__), "jars", "*")
+    command = ["java", "-Xmx256m", "-cp", jars, "org.apache.hive.beeline.BeeLine", "-u", url,
+               "-n", "sqlext", "--outputformat=csv2", "--silent=true", "--showHeader=true",
+               "-e", statement]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+    if done.returncode != 0 or "Error:" in done.stderr:
+        errors = [line for line in done.stderr.splitlines() if "Error" in line]
+        raise BeelineError("\n".join(errors[:5]) or done.stderr[-4000:] or done.stdout[-4000:])
+    text = done.stdout
+    prompt = text.find("> ")        # beeline echoes its prompt before the output
+    if text.startswith("0: jdbc:") and prompt >= 0:
+        text = text[prompt + 2:]
+    # csv2 leaves values unquoted unless they hold a delimiter; it quotes those with NUL
+    return list(csv.DictReader(io.StringIO(text), quotechar="\x00"))
