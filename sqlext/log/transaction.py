@@ -64,6 +64,8 @@ class Transaction:
         self.committed_version: int | None = None
         self.attempts = 0
         self._winners_mark = -1        # the highest row id high-water mark winners committed
+        # set by a writer that copied or updated rows with their materialized stable row ids
+        self.row_ids_preserved = False
 
     # --- what was read ----------------------------------------------------------------------
 
@@ -136,7 +138,8 @@ class Transaction:
             info["userMetadata"] = user_metadata
         if tracking:
             info["tags"] = {row_tracking.PRESERVED_TAG:
-                            "false" if row_tracking.rows_copied(actions) else "true"}
+                            "true" if self.row_ids_preserved
+                            or not row_tracking.rows_copied(actions) else "false"}
         info.update(extra_info or {})
         head: list[Action] = []
         if self.new_protocol is not None:

@@ -52,21 +52,55 @@ def test_ids_continue_across_sqlext_and_delta_spark_writes(spark, delta_spark, t
     assert after[2] == (ids[2][0], 5)                   # delta-spark keeps the id of sqlext's row
     assert {i: r for i, (r, _) in after.items()} == {i: r for i, (r, _) in ids.items()}
     sqlext.sql(spark, f"DELETE FROM {name} WHERE id = 1")                              # v6
+    assert _row_ids(delta_spark, path) == {i: after[i] for i in after if i != 1}
     sqlext.sql(spark, f"UPDATE {name} SET v = 'y' WHERE id = 7")                       # v7
     sqlext.sql(spark, f"MERGE INTO {name} t USING (SELECT 8L AS id, 'h' AS v) s "
                       "ON t.id = s.id WHEN NOT MATCHED THEN INSERT *")                  # v8
     final = _row_ids(delta_spark, path)
     assert sorted(final) == [2, 3, 4, 5, 6, 7, 8]
-    assert final[8][1] == 8 and final[7][1] == 7
-    info = _commit(path, 7)[0]["commitInfo"]
-    assert info["tags"]["delta.rowTracking.preserved"] == "false"  # the updated row got a new id
+    assert final[7] == (after[7][0], 7)           # updated: same id, the update's version
+    assert final[8][1] == 8 and final[8][0] > max(r for r, _ in after.values())
+    assert {i: final[i] for i in (2, 3, 4, 5, 6)} == {i: after[i] for i in (2, 3, 4, 5, 6)}
+    for version in (6, 7):
+        info = _commit(path, version)[0]["commitInfo"]
+        assert info["tags"]["delta.rowTracking.preserved"] == "true"
     # delta-spark's next insert continues above every id sqlext gave
     delta_spark.sql(f"INSERT INTO {p} VALUES (9, 'i')")                                # v9
     last = _row_ids(delta_spark, path)
     assert last[9][0] > max(r for i, (r, _) in last.items() if i != 9)
 
 
+def test_rewrites_preserve_stable_row_ids(spark, delta_spark, tmp_path):
+    """Copy-on-write DELETE and UPDATE write the copied and updated rows' stable ids (and the
+    copied rows' commit versions) to the materialized columns; delta-spark reads them, keeps
+    them on its own UPDATE, and sqlext reads delta-spark's back."""
+    path = tmp_path / "t"
+    name, p = f"delta.`{path}`", delta_path(path)
+    sqlext.sql(spark, f"CREATE TABLE {name} (id BIGINT, v STRING) USING delta TBLPROPERTIES "
+                      "('delta.enableRowTracking' = 'true')")                          # v0
+    sqlext.sql(spark, f"INSERT INTO {name} SELECT id, concat('v', id) FROM range(0, 300)")  # v1
+    start = _row_ids(delta_spark, path)
+    assert sorted(r for r, _ in start.values()) == list(range(300))
+    sqlext.sql(spark, f"DELETE FROM {name} WHERE id % 10 = 0")                         # v2
+    assert _row_ids(delta_spark, path) == {i: start[i] for i in start if i % 10}
+    sqlext.sql(spark, f"UPDATE {name} SET v = 'u' WHERE id % 7 = 0")                   # v3
+    updated = _row_ids(delta_spark, path)
+    assert updated == {i: (start[i][0], 3 if i % 7 == 0 else 1) for i in start if i % 10}
+    delta_spark.sql(f"UPDATE {p} SET v = 'd' WHERE id % 3 = 0")                       # v4
+    theirs = _row_ids(delta_spark, path)
+    assert {i: r for i, (r, _) in theirs.items()} == {i: r for i, (r, _) in updated.items()}
+    sqlext.sql(spark, f"DELETE FROM {name} WHERE id % 11 = 0")                         # v5
+    assert _row_ids(delta_spark, path) == {i: theirs[i] for i in theirs if i % 11}
+    for version in (2, 3, 5):
+        assert _commit(path, version)[0]["commitInfo"]["tags"][
+            "delta.rowTracking.preserved"] == "true"
+    assert sorted(r.id for r in sqlext.read(spark, str(path)).collect()) == sorted(
+        i for i in range(300) if i % 10 and i % 11)
+
+
 def test_deletion_vector_delete_keeps_the_ids_of_the_rows_left(spark, delta_spark, tmp_path):
+    """A deletion-vector DELETE keeps the files (and so every id); a deletion-vector UPDATE
+    writes the updated rows to new files with their ids kept."""
     path = tmp_path / "t"
     name = f"delta.`{path}`"
     sqlext.sql(spark, f"CREATE TABLE {name} (id BIGINT, v STRING) USING delta TBLPROPERTIES "
@@ -79,6 +113,9 @@ def test_deletion_vector_delete_keeps_the_ids_of_the_rows_left(spark, delta_spar
     after = _row_ids(delta_spark, path)
     assert after == {i: before[i] for i in before if i % 3}
     assert _commit(path, 2)[0]["commitInfo"]["tags"]["delta.rowTracking.preserved"] == "true"
+    sqlext.sql(spark, f"UPDATE {name} SET v = 'u' WHERE id % 5 = 1")                   # v3
+    assert _row_ids(delta_spark, path) == {i: (after[i][0], 3 if i % 5 == 1 else after[i][1])
+                                           for i in after}
 
 
 def test_turning_row_tracking_on_gives_every_row_an_id(spark, delta_spark, tmp_path):

@@ -5,10 +5,12 @@ non-overlapping ids and records the mark, and DuckDB and delta-rs read the table
 
 from __future__ import annotations
 
+import pyarrow.parquet as pq
+
 import sqlext
 from sqlext.log import row_tracking
 from sqlext.log.table import DeltaLog
-from tests.support import assert_same_rows, read_duckdb
+from tests.support import assert_same_rows, read_deltalake, read_duckdb
 from tests.support.kernel_tables import clear_caches
 from tests.support.spark import spark_conf
 
@@ -49,3 +51,25 @@ def test_every_write_path_assigns_ids(spark, tmp_path):
     mine = sqlext.read(spark, str(path))
     assert mine.count() == 150
     assert_same_rows(mine, read_duckdb(path), sort_by=["id"])
+
+
+def test_materialized_columns_stay_hidden(spark, tmp_path):
+    """Files DELETE and UPDATE rewrite carry the materialized row id / commit version columns;
+    sqlext, DuckDB and delta-rs read only the table's columns, the same rows."""
+    path = tmp_path / "t"
+    name = f"delta.`{path}`"
+    sqlext.sql(spark, f"CREATE TABLE {name} (id BIGINT, v STRING) USING delta "
+                      "TBLPROPERTIES ('delta.enableRowTracking' = 'true')")
+    sqlext.sql(spark, f"INSERT INTO {name} SELECT id, concat('v', id) FROM range(0, 50)")
+    sqlext.sql(spark, f"DELETE FROM {name} WHERE id % 4 = 0")
+    sqlext.sql(spark, f"UPDATE {name} SET v = 'u' WHERE id % 5 = 0")
+    snap = DeltaLog(str(path)).snapshot()
+    columns = set()
+    for f in snap.files:
+        columns |= set(pq.read_schema(path / f.path).names)
+    assert snap.configuration[row_tracking.ROW_ID_COLUMN_KEY] in columns
+    mine = sqlext.read(spark, str(path))
+    assert mine.columns == ["id", "v"]
+    assert mine.count() == 37
+    assert_same_rows(mine, read_duckdb(path), sort_by=["id"])
+    assert_same_rows(mine, read_deltalake(path), sort_by=["id"])

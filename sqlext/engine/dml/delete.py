@@ -74,6 +74,7 @@ def delete(spark: SparkSession, log: DeltaLog, condition=None, *, alias: str | N
             result = delete_matching_rows(spark, log, snapshot, scanned, cond.column,
                                           snapshot.change_data_feed_enabled, alias)
         removed, added, changes, rows = result.removed, result.added, result.changes, result.metrics
+        txn.row_ids_preserved = result.row_ids_preserved
         scan_ms, rewrite_ms = rows.pop("scanTimeMs"), rows.pop("rewriteTimeMs")
     touched = {f.path for f in removed}
     record_reads(txn, cond, [f for f in scanned if f.path not in touched])

@@ -21,7 +21,7 @@ from sqlext.engine.generated import recompute_generated
 from sqlext.engine.io import storage_bridge
 from sqlext.engine.io.files import CHANGE_TYPE, WrittenFile, write_files
 from sqlext.engine.schemas import quote_identifier, quoted_column
-from sqlext.engine.io.scan import FILE_COLUMN, scan
+from sqlext.engine.io.scan import FILE_COLUMN, scan, stable_row_id_columns
 from sqlext.engine.schemas import spark_schema
 from sqlext.log.actions import AddFile
 from sqlext.log.snapshot import Snapshot
@@ -36,12 +36,18 @@ class Rewrite:
     added: list[WrittenFile] = field(default_factory=list)
     changes: list[WrittenFile] = field(default_factory=list)
     metrics: dict[str, int] = field(default_factory=dict)
+    # the rows copied or updated kept their stable row ids and (copied) row commit versions
+    row_ids_preserved: bool = False
 
 
 def scan_rows(spark: SparkSession, log: DeltaLog, snapshot: Snapshot, files: list[AddFile],
-              alias: str | None = None, with_file_column: bool = False) -> DataFrame:
-    """The rows of ``files``, aliased as the statement names the table (for ``t.col``)."""
-    df = scan(spark, log, snapshot, files, with_file_column=with_file_column)
+              alias: str | None = None, with_file_column: bool = False,
+              stable_row_ids: tuple[str, str] | None = None) -> DataFrame:
+    """The rows of ``files``, aliased as the statement names the table (for ``t.col``); with
+    ``stable_row_ids``, also their materialized row tracking columns
+    (:func:`sqlext.engine.io.scan.scan`), which the rewritten files then carry."""
+    df = scan(spark, log, snapshot, files, with_file_column=with_file_column,
+              stable_row_ids=stable_row_ids)
     return df.alias(alias) if alias else df
 
 
@@ -188,8 +194,10 @@ def _rewrite_matching(spark: SparkSession, log: DeltaLog, snapshot: Snapshot,
     scan_ms = _ms_since(started)
     result, written = Rewrite(), 0
     if touched:
-        rows = scan_rows(spark, log, snapshot, touched, alias)
+        stable = stable_row_id_columns(snapshot)
+        rows = scan_rows(spark, log, snapshot, touched, alias, stable_row_ids=stable)
         result = rewrite_files(spark, log, snapshot, touched, output(rows, matches), with_changes)
+        result.row_ids_preserved = stable is not None
         written = _added_records(result)
     result.metrics = {"scanTimeMs": scan_ms, "rewriteTimeMs": _ms_since(started) - scan_ms}
     return result, matched, written
@@ -199,9 +207,11 @@ def _rewrite_single(spark, log, snapshot, candidates, condition, alias, output, 
                     started) -> tuple[Rewrite, int, int | None]:
     matches = condition.eqNullSafe(F.lit(True))
     observed = Observation()
-    rows = scan_rows(spark, log, snapshot, candidates, alias).observe(
+    stable = stable_row_id_columns(snapshot)
+    rows = scan_rows(spark, log, snapshot, candidates, alias, stable_row_ids=stable).observe(
         observed, F.sum(F.when(matches, 1).otherwise(0)).alias("matched"))
     result = rewrite_files(spark, log, snapshot, candidates, output(rows, matches), with_changes)
+    result.row_ids_preserved = stable is not None
     matched = observed.get.get("matched") or 0
     if not matched:
         discard(spark, log, result.added + result.changes)
@@ -216,6 +226,17 @@ def discard(spark: SparkSession, log: DeltaLog, written: list[WrittenFile]) -> N
     """Delete files a statement wrote but will not commit (they are not in the log yet)."""
     for w in written:
         storage_bridge.remove_tree(spark, log.store.join(log.location, *w.path.split("/")))
+
+
+def with_new_row_commit_version(snapshot: Snapshot, assignments: dict[str, Column]
+                                ) -> dict[str, Column]:
+    """``assignments`` that also clear an updated row's materialized row commit version (the
+    row then takes its new file's, the commit's version) when the table preserves stable row
+    ids; the row keeps its materialized row id."""
+    stable = stable_row_id_columns(snapshot)
+    if stable is None:
+        return assignments
+    return {**assignments, stable[1]: F.lit(None).cast("long")}
 
 
 def delete_matching_rows(spark: SparkSession, log: DeltaLog, snapshot: Snapshot,
@@ -242,6 +263,7 @@ def update_matching_rows(spark: SparkSession, log: DeltaLog, snapshot: Snapshot,
     row of every candidate matches, no scan needed to find them), applying ``assignments`` to
     those rows; ``update_preimage``/``update_postimage`` change rows for the updated rows when
     asked. Metrics: ``numUpdatedRows``, ``numCopiedRows``, ``scanTimeMs``, ``rewriteTimeMs``."""
+    assignments = with_new_row_commit_version(snapshot, assignments)
     result, updated, total = _rewrite_matching(
         spark, log, snapshot, candidates, condition, alias,
         lambda rows, matches: updating(rows, matches, assignments, write_change_data,

@@ -30,7 +30,9 @@ from sqlext.engine.dml.command import (DmlResult, Timer, begin, commit, file_met
 from sqlext.engine.io.partitions import files_matching_partition_predicate
 from sqlext.engine.dml.marking import (discarded_on_failure, mark_rows, matching_rows,
                                        uses_deletion_vectors)
+from sqlext.engine.io.scan import stable_row_id_columns
 from sqlext.engine.dml.rewrite import (rewrite_files, scan_rows, update_matching_rows,
+                                       with_new_row_commit_version,
                                        updating)
 from sqlext.engine.generated import generated_columns, refuse_identity_update
 from sqlext.engine.schemas import spark_schema
@@ -81,6 +83,7 @@ def update(spark: SparkSession, log: DeltaLog, condition=None, set=None, *,  # n
         result = update_matching_rows(spark, log, snapshot, candidates,
                                       None if whole_files else cond.column, assignments,
                                       snapshot.change_data_feed_enabled, alias, regenerate)
+    txn.row_ids_preserved = result.row_ids_preserved
     touched = {f.path for f in result.removed}
     record_reads(txn, cond, [f for f in candidates if f.path not in touched])
     metrics = {**file_metrics(result.removed, result.added, result.changes), **result.metrics,
@@ -103,12 +106,15 @@ def _update_marking(spark: SparkSession, log: DeltaLog, txn: Transaction, snapsh
         scan_ms = timer.lap()
         touched = [f for f in candidates if f.path in hits]
         if touched:
-            rows = scan_rows(spark, log, snapshot, touched, alias).filter(
-                cond.column.eqNullSafe(F.lit(True)))
+            stable = stable_row_id_columns(snapshot)
+            rows = scan_rows(spark, log, snapshot, touched, alias,
+                             stable_row_ids=stable).filter(cond.column.eqNullSafe(F.lit(True)))
             result = rewrite_files(spark, log, snapshot, [],
-                                   updating(rows, F.lit(True), assignments, with_changes,
-                                            regenerate),
+                                   updating(rows, F.lit(True),
+                                            with_new_row_commit_version(snapshot, assignments),
+                                            with_changes, regenerate),
                                    with_changes)
+            txn.row_ids_preserved = stable is not None
     marking = mark_rows(log, touched, hits)
     record_reads(txn, cond, [f for f in candidates if f.path not in hits])
     added = result.added if result else []

@@ -22,6 +22,7 @@ from pyspark.sql.utils import AnalysisException as SparkAnalysisException
 
 from sqlext.engine.schemas import data_schema, quote_identifier, spark_schema
 from sqlext.errors import DeletionVectorError, DeltaFileNotFoundError, UnsupportedTableFeatureError
+from sqlext.log import row_tracking
 from sqlext.log.actions import AddFile
 from sqlext.log.deletion_vectors import (DeletionVectorDescriptor, RoaringBitmapArray,
                                          load_deletion_vector)
@@ -81,17 +82,24 @@ def check_shredded_variants_readable(log: DeltaLog, snapshot: Snapshot,
 
 
 def scan(spark: SparkSession, log: DeltaLog, snapshot: Snapshot, files: list[AddFile] | None = None,
-         with_file_column: bool = False, with_row_index: bool = False) -> DataFrame:
+         with_file_column: bool = False, with_row_index: bool = False,
+         stable_row_ids: tuple[str, str] | None = None) -> DataFrame:
     """The rows of ``files`` (default: all live files of ``snapshot``) in the table's schema.
 
     With ``with_file_column`` the DataFrame has a column ``__sqlext_file`` holding the file's
     action path, so that callers can tell which files hold which rows; with ``with_row_index``
     a last column ``__sqlext_row_index``, the row's position in its file (what a deletion
-    vector marks).
+    vector marks). ``stable_row_ids`` (the materialized row id and row commit version column
+    names of a table with row tracking, :func:`stable_row_id_columns`): two more columns of
+    those names with each row's stable row id and row commit version (the materialized value,
+    else the file's ``baseRowId`` + row position and its ``defaultRowCommitVersion``).
     """
     files = snapshot.files if files is None else files
     check_shredded_variants_readable(log, snapshot)
     check_files_exist(log, snapshot, files)
+    if stable_row_ids is not None:
+        return _with_stable_row_ids(spark, log, snapshot, files, with_file_column,
+                                    with_row_index, stable_row_ids)
     extra = [T.StructField(FILE_COLUMN, T.StringType(), False)] if with_file_column else []
     reads = [FileRead(f.path, f.partition_values, (f.path,) if with_file_column else (),
                       f.deletion_vector)
@@ -115,6 +123,50 @@ def scan(spark: SparkSession, log: DeltaLog, snapshot: Snapshot, files: list[Add
             f"deleted while the read started (a concurrent VACUUM, or lost): "
             f"{str(exc).splitlines()[0][:300]}. Read again: the latest version, or a version "
             "within the table's delta.deletedFileRetentionDuration, is complete.") from exc
+
+
+_BASE_ROW_ID = "__sqlext_base_row_id"
+_DEFAULT_COMMIT_VERSION = "__sqlext_default_row_commit_version"
+
+
+def stable_row_id_columns(snapshot: Snapshot) -> tuple[str, str] | None:
+    """The materialized row id and row commit version column names when DML on the table
+    preserves stable row ids (row tracking enabled, no column mapping); else None."""
+    conf = snapshot.metadata.configuration
+    if (not row_tracking.enabled(conf)
+            or not row_tracking.assigns_row_ids(snapshot.protocol, snapshot.metadata)
+            or ColumnMapping.of(snapshot.metadata) is not None):
+        return None
+    names = (conf.get(row_tracking.ROW_ID_COLUMN_KEY),
+             conf.get(row_tracking.COMMIT_VERSION_COLUMN_KEY))
+    return names if all(names) else None
+
+
+def _with_stable_row_ids(spark, log, snapshot, files, with_file_column, with_row_index,
+                         columns: tuple[str, str]) -> DataFrame:
+    row_id, commit_version = columns
+    schema = spark_schema(snapshot.metadata.schema_string)
+    schema = T.StructType(list(schema.fields) + [T.StructField(row_id, T.LongType(), True),
+                                                 T.StructField(commit_version, T.LongType(),
+                                                               True)])
+    extra = ([T.StructField(FILE_COLUMN, T.StringType(), False)] if with_file_column else []) \
+        + [T.StructField(_BASE_ROW_ID, T.LongType(), True),
+           T.StructField(_DEFAULT_COMMIT_VERSION, T.LongType(), True)]
+    reads = [FileRead(f.path, f.partition_values,
+                      ((f.path,) if with_file_column else ())
+                      + (f.extra.get(row_tracking.BASE_ROW_ID),
+                         f.extra.get(row_tracking.DEFAULT_COMMIT_VERSION)),
+                      f.deletion_vector)
+             for f in files]
+    df = read_files(spark, log, schema, snapshot.partition_columns, reads, extra,
+                    version=snapshot.version, row_index=True)
+    df = (df.withColumn(row_id, F.coalesce(F.col(quote_identifier(row_id)),
+                                           F.col(_BASE_ROW_ID) + F.col(ROW_INDEX_COLUMN)))
+          .withColumn(commit_version, F.coalesce(F.col(quote_identifier(commit_version)),
+                                                 F.col(_DEFAULT_COMMIT_VERSION))))
+    drop = [_BASE_ROW_ID, _DEFAULT_COMMIT_VERSION] + ([] if with_row_index else
+                                                      [ROW_INDEX_COLUMN])
+    return df.drop(*drop)
 
 
 @dataclass(frozen=True)
