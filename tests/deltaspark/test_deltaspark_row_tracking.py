@@ -71,9 +71,9 @@ def test_ids_continue_across_sqlext_and_delta_spark_writes(spark, delta_spark, t
 
 
 def test_rewrites_preserve_stable_row_ids(spark, delta_spark, tmp_path):
-    """Copy-on-write DELETE and UPDATE write the copied and updated rows' stable ids (and the
-    copied rows' commit versions) to the materialized columns; delta-spark reads them, keeps
-    them on its own UPDATE, and sqlext reads delta-spark's back."""
+    """Copy-on-write DELETE and UPDATE (and OPTIMIZE) write the copied and updated rows' stable
+    ids (and the copied rows' commit versions) to the materialized columns; delta-spark reads
+    them, keeps them on its own UPDATE, and sqlext reads delta-spark's back."""
     path = tmp_path / "t"
     name, p = f"delta.`{path}`", delta_path(path)
     sqlext.sql(spark, f"CREATE TABLE {name} (id BIGINT, v STRING) USING delta TBLPROPERTIES "
@@ -91,7 +91,10 @@ def test_rewrites_preserve_stable_row_ids(spark, delta_spark, tmp_path):
     assert {i: r for i, (r, _) in theirs.items()} == {i: r for i, (r, _) in updated.items()}
     sqlext.sql(spark, f"DELETE FROM {name} WHERE id % 11 = 0")                         # v5
     assert _row_ids(delta_spark, path) == {i: theirs[i] for i in theirs if i % 11}
-    for version in (2, 3, 5):
+    before_optimize = _row_ids(delta_spark, path)
+    sqlext.sql(spark, f"OPTIMIZE {name}")                                              # v6
+    assert _row_ids(delta_spark, path) == before_optimize
+    for version in (2, 3, 5, 6):
         assert _commit(path, version)[0]["commitInfo"]["tags"][
             "delta.rowTracking.preserved"] == "true"
     assert sorted(r.id for r in sqlext.read(spark, str(path)).collect()) == sorted(

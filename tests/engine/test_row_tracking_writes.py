@@ -43,6 +43,12 @@ def test_every_write_path_assigns_ids(spark, tmp_path):
     sqlext.sql(spark, f"OPTIMIZE delta.`{path}`")
     spans = _ranges(path)
     assert len(spans) == 2 and spans[0][0] >= 150          # compaction: fresh ids above the mark
+    # ... and the rows keep their stable ids (0-149, as the appends gave them) materialized
+    clear_caches()
+    snap = DeltaLog(str(path)).snapshot()
+    id_col = snap.configuration[row_tracking.ROW_ID_COLUMN_KEY]
+    kept = spark.read.parquet(*[str(path / f.path) for f in snap.files]).select(f"`{id_col}`")
+    assert sorted(r[0] for r in kept.collect()) == list(range(150))
     sqlext.write(spark.range(0, 10).selectExpr("id * 2 AS id", "0L AS p"), str(path),
                  mode="overwrite", replaceWhere="p = 0")
     _ranges(path)

@@ -48,7 +48,7 @@ from sqlext.engine.dml.command import begin, spark_job_errors, table_frame
 from sqlext.engine.io.files import WrittenFile, write_files
 from sqlext.engine.io.partitions import files_matching_partition_predicate
 from sqlext.engine.dml.rewrite import total_records
-from sqlext.engine.io.scan import partition_value, scan
+from sqlext.engine.io.scan import partition_value, scan, stable_row_id_columns
 from sqlext.engine.schemas import quoted_column, spark_schema
 from sqlext.engine.session import parse_size
 from sqlext.errors import AnalysisException, SqlextError
@@ -271,7 +271,8 @@ def zorder_frame(df: DataFrame, columns: list[str], num_files: int, rows: int | 
 def _rewrite_bin(spark: SparkSession, log: DeltaLog, snapshot: Snapshot, files: list[AddFile],
                  zorder_by: list[str], max_size: int) -> list[WrittenFile]:
     schema = spark_schema(snapshot.metadata.schema_string)
-    df = scan(spark, log, snapshot, files)
+    # rows keep their stable row ids and commit versions when the table tracks them
+    df = scan(spark, log, snapshot, files, stable_row_ids=stable_row_id_columns(snapshot))
     if zorder_by:
         num_files = max(1, math.ceil(sum(f.size for f in files) / max_size))
         df = zorder_frame(df, zorder_by, num_files, total_records(files))
@@ -325,6 +326,7 @@ def optimize(spark: SparkSession, log: DeltaLog, where=None, zorder_by=None,
     removed = [f for b in bins for f in b]
     added = [w.add(data_change=False) for out in outputs for w in out]
     txn.read_files(removed)
+    txn.row_ids_preserved = stable_row_id_columns(snapshot) is not None
     ts = now_ms()
     actions = [f.remove(ts, data_change=False) for f in removed] + added
     sizes = sorted(a.size for a in added)
