@@ -265,6 +265,15 @@ class RoaringBitmapArray:
         return [(key << 32, bitmap.to_array()) for key, bitmap in sorted(self.buckets,
                                                                         key=lambda kb: kb[0])]
 
+    def row_index_array(self):
+        """The deleted row indexes, ascending, as one numpy ``int64`` array (bulk conversion of
+        :meth:`bucket_arrays`)."""
+        import numpy as np
+
+        parts = [np.frombuffer(low, dtype=np.uint32).astype(np.int64) + high
+                 for high, low in self.bucket_arrays()]
+        return np.concatenate(parts) if parts else np.zeros(0, np.int64)
+
 
 def deletion_vector_file(bitmaps: list[bytes]) -> tuple[bytes, list[int]]:
     """The bytes of a deletion vector file holding the serialized ``bitmaps``, and the

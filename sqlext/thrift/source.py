@@ -277,9 +277,8 @@ def _deleted_rows(part: DeltaFile, num_rows: int) -> np.ndarray | None:
     bitmap = load_deletion_vector(DeletionVectorDescriptor.from_dict(part.deletion_vector),
                                   lambda path: log.store.read(log.data_path(path)))
     mask = np.zeros(num_rows, dtype=bool)
-    for high, low in bitmap.bucket_arrays():
-        rows = np.frombuffer(low, dtype=np.uint32).astype(np.int64) + high
-        mask[rows[rows < num_rows]] = True
+    rows = bitmap.row_index_array()
+    mask[rows[rows < num_rows]] = True
     return mask
 
 

@@ -90,30 +90,35 @@ def scan(spark: SparkSession, log: DeltaLog, snapshot: Snapshot, files: list[Add
     action path, so that callers can tell which files hold which rows; with ``with_row_index``
     a last column ``__sqlext_row_index``, the row's position in its file (what a deletion
     vector marks). ``stable_row_ids`` (the materialized row id and row commit version column
-    names of a table with row tracking, :func:`stable_row_id_columns`): two more columns of
-    those names with each row's stable row id and row commit version (the materialized value,
-    else the file's ``baseRowId`` + row position and its ``defaultRowCommitVersion``).
+    names of a table with row tracking and no column mapping, :func:`stable_row_id_columns`):
+    two more columns of those names with each row's stable row id and row commit version (the
+    materialized value, else the file's ``baseRowId`` + row position and its
+    ``defaultRowCommitVersion``).
     """
     files = snapshot.files if files is None else files
     check_shredded_variants_readable(log, snapshot)
     check_files_exist(log, snapshot, files)
-    if stable_row_ids is not None:
-        return _with_stable_row_ids(spark, log, snapshot, files, with_file_column,
-                                    with_row_index, stable_row_ids)
+    schema = spark_schema(snapshot.metadata.schema_string)
     extra = [T.StructField(FILE_COLUMN, T.StringType(), False)] if with_file_column else []
-    reads = [FileRead(f.path, f.partition_values, (f.path,) if with_file_column else (),
+    if stable_row_ids is not None:
+        schema, extra = _with_row_tracking_fields(schema, extra, stable_row_ids)
+    reads = [FileRead(f.path, f.partition_values,
+                      ((f.path,) if with_file_column else ())
+                      + (_row_tracking_values(f) if stable_row_ids is not None else ()),
                       f.deletion_vector)
              for f in files]
     try:
         mapping = ColumnMapping.of(snapshot.metadata)
         if mapping is not None:     # physical names in files and partition values
             from sqlext.engine.io.mapped_scan import read_mapped_files
-            return read_mapped_files(spark, log, spark_schema(snapshot.metadata.schema_string),
-                                     snapshot.partition_columns, reads, mapping, extra,
-                                     version=snapshot.version, row_index=with_row_index)
-        return read_files(spark, log, spark_schema(snapshot.metadata.schema_string),
-                          snapshot.partition_columns, reads, extra, version=snapshot.version,
-                          row_index=with_row_index)
+            return read_mapped_files(spark, log, schema, snapshot.partition_columns, reads,
+                                     mapping, extra, version=snapshot.version,
+                                     row_index=with_row_index)
+        df = read_files(spark, log, schema, snapshot.partition_columns, reads, extra,
+                        version=snapshot.version,
+                        row_index=with_row_index or stable_row_ids is not None)
+        return df if stable_row_ids is None else _stable_row_id_frame(df, stable_row_ids,
+                                                                      with_row_index)
     except SparkAnalysisException as exc:
         if "PATH_NOT_FOUND" not in str(exc):
             raise
@@ -142,24 +147,28 @@ def stable_row_id_columns(snapshot: Snapshot) -> tuple[str, str] | None:
     return names if all(names) else None
 
 
-def _with_stable_row_ids(spark, log, snapshot, files, with_file_column, with_row_index,
-                         columns: tuple[str, str]) -> DataFrame:
+def _with_row_tracking_fields(schema: T.StructType, extra: list[T.StructField],
+                              columns: tuple[str, str]
+                              ) -> tuple[T.StructType, list[T.StructField]]:
+    """The read's schema with the two materialized columns (NULL where a file lacks them), and
+    its per-file columns with each file's ``baseRowId`` and ``defaultRowCommitVersion``."""
     row_id, commit_version = columns
-    schema = spark_schema(snapshot.metadata.schema_string)
     schema = T.StructType(list(schema.fields) + [T.StructField(row_id, T.LongType(), True),
                                                  T.StructField(commit_version, T.LongType(),
                                                                True)])
-    extra = ([T.StructField(FILE_COLUMN, T.StringType(), False)] if with_file_column else []) \
-        + [T.StructField(_BASE_ROW_ID, T.LongType(), True),
-           T.StructField(_DEFAULT_COMMIT_VERSION, T.LongType(), True)]
-    reads = [FileRead(f.path, f.partition_values,
-                      ((f.path,) if with_file_column else ())
-                      + (f.extra.get(row_tracking.BASE_ROW_ID),
-                         f.extra.get(row_tracking.DEFAULT_COMMIT_VERSION)),
-                      f.deletion_vector)
-             for f in files]
-    df = read_files(spark, log, schema, snapshot.partition_columns, reads, extra,
-                    version=snapshot.version, row_index=True)
+    return schema, extra + [T.StructField(_BASE_ROW_ID, T.LongType(), True),
+                            T.StructField(_DEFAULT_COMMIT_VERSION, T.LongType(), True)]
+
+
+def _row_tracking_values(f: AddFile) -> tuple:
+    return (f.extra.get(row_tracking.BASE_ROW_ID), f.extra.get(row_tracking.DEFAULT_COMMIT_VERSION))
+
+
+def _stable_row_id_frame(df: DataFrame, columns: tuple[str, str], with_row_index: bool
+                         ) -> DataFrame:
+    """``df`` with each row's stable row id and commit version in the materialized columns
+    (the materialized value, else ``baseRowId`` + row position / ``defaultRowCommitVersion``)."""
+    row_id, commit_version = columns
     df = (df.withColumn(row_id, F.coalesce(F.col(quote_identifier(row_id)),
                                            F.col(_BASE_ROW_ID) + F.col(ROW_INDEX_COLUMN)))
           .withColumn(commit_version, F.coalesce(F.col(quote_identifier(commit_version)),
@@ -367,10 +376,9 @@ def marked_rows_table(log: DeltaLog, files: list[FileRead]):
             bitmap = load(f.deletion_vector)
         else:
             continue
-        for high, low in bitmap.bucket_arrays():
-            rows = np.frombuffer(low, dtype=np.uint32).astype(np.int64) + high
-            row_parts.append(rows)
-            listing_parts.append(np.full(len(rows), i, dtype=np.int32))
+        rows = bitmap.row_index_array()
+        row_parts.append(rows)
+        listing_parts.append(np.full(len(rows), i, dtype=np.int32))
     listings = np.concatenate(listing_parts) if listing_parts else np.zeros(0, np.int32)
     rows = np.concatenate(row_parts) if row_parts else np.zeros(0, np.int64)
     return pa.table({_LISTING: pa.array(listings, pa.int32()), _ROW: pa.array(rows, pa.int64())})
