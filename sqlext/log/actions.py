@@ -113,6 +113,11 @@ class Metadata:
         return {**d, **self.extra}
 
 
+# row tracking's fields of ``add`` and ``remove`` actions (sqlext.log.row_tracking), which a
+# remove, a re-add and a checkpoint carry over from the file's last add
+ROW_ID_FIELDS = ("baseRowId", "defaultRowCommitVersion")
+
+
 @dataclass
 class AddFile:
     path: str                                   # as in the log: relative and URI-encoded, or a URI
@@ -171,8 +176,7 @@ class AddFile:
         return RemoveFile(self.path, deletion_timestamp, data_change, True,
                           dict(self.partition_values), self.size, self.stats, self.tags,
                           self.deletion_vector,
-                          {k: self.extra[k] for k in ("baseRowId", "defaultRowCommitVersion")
-                           if k in self.extra})
+                          {k: self.extra[k] for k in ROW_ID_FIELDS if k in self.extra})
 
 
 @dataclass

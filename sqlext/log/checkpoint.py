@@ -20,8 +20,8 @@ from typing import Any, Iterable
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from sqlext.log.actions import (Action, AddFile, CommitInfo, Metadata, Protocol, RemoveFile,
-                                SetTransaction, UnknownAction, parse_commit)
+from sqlext.log.actions import (ROW_ID_FIELDS, Action, AddFile, CommitInfo, Metadata, Protocol,
+                                RemoveFile, SetTransaction, UnknownAction, parse_commit)
 
 _STR_MAP = pa.map_(pa.string(), pa.string())
 
@@ -284,7 +284,7 @@ def _add_row(a: AddFile) -> dict:
 
 def _row_ids(extra: dict) -> dict:
     """Row tracking's fields of an add or remove (kept by checkpoints, PROTOCOL.md)."""
-    return {k: extra.get(k) for k in ("baseRowId", "defaultRowCommitVersion")}
+    return {k: extra.get(k) for k in ROW_ID_FIELDS}
 
 
 def _remove_row(r: RemoveFile) -> dict:

@@ -31,8 +31,8 @@ import uuid
 from typing import Iterable
 
 from sqlext.errors import SqlextError
-from sqlext.log.actions import (Action, AddFile, Metadata, Protocol, RemoveFile, UnknownAction,
-                                decode_path)
+from sqlext.log.actions import (ROW_ID_FIELDS, Action, AddFile, Metadata, Protocol, RemoveFile,
+                                UnknownAction, decode_path)
 
 FEATURE = "rowTracking"
 DOMAIN = "delta.rowTracking"
@@ -41,8 +41,7 @@ SUSPENDED_KEY = "delta.rowTrackingSuspended"
 ROW_ID_COLUMN_KEY = "delta.rowTracking.materializedRowIdColumnName"
 COMMIT_VERSION_COLUMN_KEY = "delta.rowTracking.materializedRowCommitVersionColumnName"
 PRESERVED_TAG = "delta.rowTracking.preserved"
-BASE_ROW_ID = "baseRowId"
-DEFAULT_COMMIT_VERSION = "defaultRowCommitVersion"
+BASE_ROW_ID, DEFAULT_COMMIT_VERSION = ROW_ID_FIELDS
 
 
 def _true(value) -> bool:
@@ -110,7 +109,7 @@ def assign(table: str, actions: list[Action], version: int, mark: int,
     for a in actions:
         if isinstance(a, (AddFile, RemoveFile)):
             before = previous.get(decode_path(a.path))
-            kept = {k: before.extra[k] for k in (BASE_ROW_ID, DEFAULT_COMMIT_VERSION)
+            kept = {k: before.extra[k] for k in ROW_ID_FIELDS
                     if before is not None and k in before.extra}
             if isinstance(a, AddFile) and BASE_ROW_ID not in kept and BASE_ROW_ID not in a.extra:
                 rows = _physical_rows(table, version, a)
