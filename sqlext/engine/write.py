@@ -8,12 +8,13 @@ import dataclasses
 import json
 import time
 
+from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from sqlext.catalog import Catalog, TableRef
 from sqlext.engine.commit import commit
-from sqlext.engine.conditions import check_condition, spark_condition
+from sqlext.engine.conditions import RUNTIME_ERROR_MARK, check_condition, spark_condition
 from sqlext.engine.constraints import table_constraints, without_check_constraints
 from sqlext.engine.maintenance.convert import require_empty_location
 from sqlext.engine.io.files import write_files
@@ -23,11 +24,11 @@ from sqlext.engine.dml.rewrite import delete_matching_rows, write_changes
 from sqlext.engine.generated import (IdentityValues, fill_generated, refuse_explicit_identity,
                                      with_identity_values)
 from sqlext.engine.io.scan import partition_value
-from sqlext.engine.schemas import plan_write, spark_schema
+from sqlext.engine.schemas import plan_write, quote_identifier, spark_schema
 from sqlext.engine.session import prepare
 from sqlext.engine.spark_jobs import spark_job_errors
 from sqlext.engine.table_metadata import new_table_metadata, stage_metadata
-from sqlext.errors import (AnalysisException, InvariantViolationError, ProtocolChangedException,
+from sqlext.errors import (AnalysisException, ProtocolChangedException,
                            SchemaMismatchError, SqlextError, TableAlreadyExistsError)
 from sqlext.log.actions import Metadata, SetTransaction
 from sqlext.log.column_mapping import ColumnMapping
@@ -142,12 +143,8 @@ def _write_once(spark, df, ref: TableRef, mode, partition_by, replace_where, mer
         if replace_where is not None:
             condition = spark_condition(replace_where, ref.display)
             check_condition(data, condition, replace_where, ref.display)
-            violations = data.filter(~condition.eqNullSafe(F.lit(True))).limit(1).collect()
-            if violations:
-                raise InvariantViolationError(
-                    f"table {ref.display}: written data contains rows that do not satisfy the "
-                    f"replaceWhere predicate {replace_where!r}, e.g. {violations[0].asDict()}. "
-                    "Nothing was written.")
+            data = _replace_where_checked(data, condition, replace_where, ref.display,
+                                          at_version)
 
         identity = IdentityValues()
         if snapshot is not None and not replace_schema:
@@ -223,6 +220,25 @@ def _partition_columns(ref: TableRef, existing: list[str], requested: list[str] 
         f"table {ref.display}: partition columns {requested} do not match the table's "
         f"partitioning {existing}. Omit partitionBy, or replace the table with mode='overwrite', "
         "overwriteSchema=True. The table is unchanged.")
+
+
+
+def _replace_where_checked(data: DataFrame, condition, replace_where: str, table: str,
+                           version: int | None) -> DataFrame:
+    """``data`` with a check, made by the write's own Spark job (no separate pass over the rows),
+    that fails it at the first row outside ``replace_where``; the failure becomes an
+    :class:`~sqlext.errors.InvariantViolationError` naming the predicate and the row."""
+    at = f"table {table}" + (f", version {version}" if version is not None else "")
+    prefix = (f"{RUNTIME_ERROR_MARK} {at}: written data contains rows that do not satisfy the "
+              f"replaceWhere predicate {replace_where!r}, e.g. ")
+    message = F.concat(F.lit(prefix), F.to_json(F.struct(*[F.col(quote_identifier(c))
+                                                         for c in data.columns])))
+    try:
+        data.select(message.alias("m")).schema  # noqa: B018 - a type to_json cannot show
+    except PySparkException:
+        message = F.lit(prefix + "a row of the data")
+    return data.filter(F.when(~condition.eqNullSafe(F.lit(True)), F.raise_error(message))
+                       .otherwise(F.lit(True)))
 
 
 def _metadata(snapshot, plan, pcols, configuration, replace_schema, ref,

@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 
 from sqlglot import exp
+from sqlglot import parser as sqlglot_parser
 from sqlglot.dialects.spark import Spark
 from sqlglot.tokens import Token, TokenType
 from sqlglot.trie import new_trie
@@ -42,6 +43,9 @@ _LOCATION_RANK = {
 _PLAIN_NAME = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
 
 
+_CHAR_TYPES = (exp.DataType.Type.CHAR, exp.DataType.Type.VARCHAR)
+
+
 class Sqlext(Spark):
     """Spark SQL with Delta Lake's statements; see the module docstring for what it adds."""
 
@@ -64,6 +68,26 @@ class Sqlext(Spark):
             **Spark.Parser.STATEMENT_PARSERS,
             TokenType.SHOW: lambda self: self._parse_show(),
         }
+
+        def _parse_types(self, check_func: bool = False, schema: bool = False,
+                         allow_identifiers: bool = True, with_collation: bool = False):
+            # Hive's parser turns CHAR/VARCHAR outside a schema into STRING (Spark's CAST ignores
+            # the length), testing every type node with DataType.is_type("char", "varchar"),
+            # which parses both names again each time: two thirds of parsing a dbt seed's
+            # VALUES of casts. The same rule, with the type compared directly.
+            this = sqlglot_parser.Parser._parse_types(
+                self, check_func=check_func, schema=schema, allow_identifiers=allow_identifiers,
+                with_collation=with_collation)
+            if this is None or schema:
+                return this
+
+            def to_text(node: exp.Expression) -> exp.Expression:
+                if isinstance(node, exp.DataType) and node.this in _CHAR_TYPES:
+                    node.set("this", exp.DataType.Type.TEXT)
+                    node.set("expressions", None)
+                return node
+
+            return this.transform(to_text, copy=False)
 
         # statements introduced by a plain word (not a keyword token)
         WORD_STATEMENT_PARSERS = {

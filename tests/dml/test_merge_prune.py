@@ -88,3 +88,29 @@ def test_read_predicate_bounds_the_region_a_concurrent_writer_conflicts_in():
         "nullCount": {"day": 0}}))
     pruner = Pruner(predicate, SCHEMA, ["p"])
     assert not pruner.might_match(outside) and pruner.might_match(files[0])
+
+
+def test_null_safe_keys_prune_unless_the_source_has_a_null_key():
+    # dbt's merge and delete+insert join on `<=>`: a key pair like `=`, except that a NULL
+    # source key matches the target's NULLs (in any file, the NULL partition too)
+    on = parse_predicate("s.id <=> t.id AND t.p = s.p")
+    result = analyse_on(on, "t", "s", ["id", "day", "name", "p"], ["id", "p"])
+    assert [(k.target, k.null_safe) for k in result.keys] == [("id", True), ("p", False)]
+    files = [add("a", "1", 0, 99), add("b", "1", 100, 199, nulls=3), add("e", None, 400, 499)]
+    snap = snapshot(files)
+    pair = KeyPair("id", exp.column("id", "s"), "int", null_safe=True)
+    no_null = SourceSummary(2, [KeyStats(pair, 150, 160)])
+    assert [f.path for f in no_null.prune(snap, files)] == ["b"]
+    assert no_null.read_predicate() is not None
+    with_null = SourceSummary(3, [KeyStats(pair, 150, 160, has_null=True)])
+    assert [f.path for f in with_null.prune(snap, files)] == ["a", "b", "e"]
+    assert with_null.read_predicate() is None
+    # only NULL keys: nothing to bound by, every file stays
+    only_null = SourceSummary(1, [KeyStats(pair, None, None, has_null=True)])
+    assert [f.path for f in only_null.prune(snap, files)] == ["a", "b", "e"]
+    # the partition key null-safe with a NULL in the source: the NULL partition can match
+    ppair = KeyPair("p", exp.column("p", "s"), "int", null_safe=True)
+    assert [f.path for f in SourceSummary(1, [KeyStats(ppair, 2, 2, has_null=True)]).prune(
+        snap, files)] == ["a", "b", "e"]
+    assert [f.path for f in SourceSummary(1, [KeyStats(ppair, 1, 1)]).prune(snap, files)] == [
+        "a", "b"]

@@ -14,7 +14,7 @@ import sqlext
 from sqlext import DeltaTable
 from sqlext.engine.dml.command import table_frame
 from sqlext.engine.merge.clauses import MATCHED, NOT_MATCHED, NOT_MATCHED_BY_SOURCE, Clause
-from sqlext.engine.merge.command import materialized_source
+from sqlext.engine.merge.command import AT_ONCE_CONF, materialized_source
 from sqlext.engine.merge.plan import SOURCE_PRESENT, TARGET_PRESENT, MergePlan, source_alias
 from sqlext.engine.merge.prune import KeyPair, SourceSummary, broadcastable, summarize_source
 from sqlext.engine.schemas import spark_schema
@@ -197,12 +197,22 @@ def test_a_computed_source_is_materialized_once_and_plain_ones_are_not(spark, ta
     computed = (plain.groupBy("id", "p", "s").agg(F.sum("v").alias("v"))
                 .where(F.col("id") > DeltaTable.forPath(spark, str(table_path)).toDF()
                        .agg(F.min("id")).first()[0]).alias("s"))
+    # small enough to broadcast: its rows come to the driver and are held in the plan
     kept, jobs = jobs_run(spark, lambda: materialized_source(computed))
     assert jobs >= 1
-    assert kept._jdf.queryExecution().optimizedPlan().nodeName() == "LogicalRDD"
-    assert source_alias(kept) == "s"
+    assert kept._jdf.queryExecution().optimizedPlan().nodeName() == "LocalRelation"
+    assert source_alias(kept) == "s" and kept.schema == computed.schema
     # the kept rows are the computed source's
     assert sorted(kept.collect()) == sorted(computed.collect())
+    # too large to broadcast (here: broadcasts off): kept by the executors
+    spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
+    try:
+        in_spark = materialized_source(computed)
+    finally:
+        spark.conf.unset("spark.sql.autoBroadcastJoinThreshold")
+    assert in_spark._jdf.queryExecution().optimizedPlan().nodeName() == "LogicalRDD"
+    assert source_alias(in_spark) == "s"
+    assert sorted(in_spark.collect()) == sorted(computed.collect())
 
     (DeltaTable.forPath(spark, str(table_path)).alias("t").merge(computed, "t.id = s.id")
      .whenMatchedUpdateAll().whenNotMatchedInsertAll().execute())
@@ -220,7 +230,8 @@ def test_a_non_deterministic_source_gives_the_same_rows_to_every_pass(spark, tab
         (F.rand() * 1e9).cast("long").alias("v")).alias("s")
     assert not src._jdf.queryExecution().analyzed().deterministic()
     # every pass (key summary, join) reads the same pinned rows
-    assert materialized_source(src)._jdf.queryExecution().optimizedPlan().nodeName() == "LogicalRDD"
+    assert materialized_source(src)._jdf.queryExecution().optimizedPlan().nodeName() in (
+        "LocalRelation", "LogicalRDD")
     result = (DeltaTable.forPath(spark, str(table_path)).alias("t").merge(src, "t.id = s.id")
               .whenMatchedUpdateAll().whenNotMatchedInsertAll().execute().collect()[0])
     assert (result.num_updated_rows, result.num_inserted_rows) == (5, 5)
@@ -249,3 +260,93 @@ def _summaries_without_and_with_a_job(spark, src, snapshot, types):
         spark.conf.unset("spark.sql.autoBroadcastJoinThreshold")
     assert jobs >= 1
     return without_job, in_spark
+
+
+def _file_ranges(path) -> dict[str, tuple[int, int]]:
+    """{path: (min id, max id)} of the table's files, from their statistics."""
+    import json
+    return {f.path: tuple(json.loads(f.stats)[k]["id"] for k in ("minValues", "maxValues"))
+            for f in DeltaLog(str(path)).snapshot().files}
+
+
+def test_few_small_files_are_rewritten_in_one_pass_and_untouched_ones_stay(spark, table_path,
+                                                                         tmp_path):
+    # three files of ids 0-9, 10-19, 20-29; the source updates ids 12 and 15 and inserts 40.
+    # One pass joins and writes (fewer Spark jobs than finding the touched files first, the
+    # general path, run on a copy); only the file of 10-19 is removed, as delta-spark would
+    general_path = tmp_path / "general"
+    src_rows = [(12, 1, "x", -1), (15, 0, "y", -2), (40, 2, "new", 7)]
+    src = spark.createDataFrame(rows_table(src_rows)).alias("s")      # rows held in the plan
+    statement = ("MERGE INTO tgt AS t USING src AS s ON t.id = s.id "
+                 "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *")
+
+    def merge(path):
+        return jobs_run(spark, lambda: DeltaTable.forPath(spark, str(path)).alias("t")
+                        .merge(src, "t.id = s.id").whenMatchedUpdateAll()
+                        .whenNotMatchedInsertAll().execute().collect()[0])
+
+    for path in (table_path, general_path):
+        spark_table(spark, path, ROWS, files=3)
+    before = _file_ranges(table_path)
+    result, jobs = merge(table_path)
+    spark.conf.set(AT_ONCE_CONF, "0")
+    try:
+        general, general_jobs = merge(general_path)
+    finally:
+        spark.conf.unset(AT_ONCE_CONF)
+    assert jobs <= general_jobs
+    assert result == general
+    assert (result.num_updated_rows, result.num_inserted_rows) == (2, 1)
+    expected = duckdb_merge(ROWS, src_rows, statement)
+    for path in (table_path, general_path):
+        assert_same_rows(read_deltalake(path), expected)
+    after = _file_ranges(table_path)
+    assert sorted(r for p, r in before.items() if p in after) == [(0, 9), (20, 29)]
+    _, _, metrics = operation(table_path, 1)
+    _, _, general_metrics = operation(general_path, 1)
+    counted = ("numTargetFilesRemoved", "numTargetRowsCopied", "numTargetRowsUpdated",
+               "numTargetRowsInserted", "numOutputRows", "numTargetFilesBeforeSkipping")
+    assert [metrics[k] for k in counted] == [general_metrics[k] for k in counted] == [
+        "1", "8", "2", "1", "11", "3"]
+    changes = sorted((r["id"], r["_change_type"]) for r in changes_of(table_path, 1).to_pylist())
+    assert changes == [(12, "update_postimage"), (12, "update_preimage"),
+                       (15, "update_postimage"), (15, "update_preimage"), (40, "insert")]
+    assert changes == sorted((r["id"], r["_change_type"])
+                             for r in changes_of(general_path, 1).to_pylist())
+
+    # matches that change nothing and a new row: no file is removed, only the insert is added
+    src2 = [(21, 0, "unused", 0), (50, 1, "n", 5)]
+    DeltaTable.forPath(spark, str(table_path)).alias("t").merge(
+        spark.createDataFrame(rows_table(src2)).alias("s"), "t.id = s.id").whenMatchedUpdate(
+        condition="s.v > 100", set={"v": "s.v"}).whenNotMatchedInsertAll().execute()
+    _, _, metrics = operation(table_path, 2)
+    assert (metrics["numTargetFilesRemoved"], metrics["numTargetRowsInserted"]) == ("0", "1")
+    assert set(after) <= set(_file_ranges(table_path))
+    assert sorted(r["id"] for r in read_deltalake(table_path).to_pylist()) == sorted(
+        [r[0] for r in ROWS] + [40, 50])
+
+
+def test_null_safe_merge_prunes_by_key_and_matches_nulls_as_duckdb(spark, table_path, tmp_path):
+    # ids 0-9, 10-19, 20-29 and a file holding a NULL id; `<=>` as dbt's merges write it
+    rows = ROWS + [(None, 1, "null id", 1)]
+    df = spark.createDataFrame(rows, SPARK_SCHEMA).repartitionByRange(4, "id")
+    sqlext.write(df, str(table_path))
+    statement = ("MERGE INTO tgt AS t USING src AS s ON s.id IS NOT DISTINCT FROM t.id "
+                 "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *")
+    expected_rows = list(rows)
+    for version, src_rows in ((1, [(12, 1, "x", -1), (40, 2, "new", 7)]),
+                              (2, [(None, 2, "null matched", 5), (13, 0, "y", 3)])):
+        src = spark.createDataFrame(rows_table(src_rows)).alias("s")
+        DeltaTable.forPath(spark, str(table_path)).alias("t").merge(
+            src, "s.id <=> t.id").whenMatchedUpdateAll().whenNotMatchedInsertAll().execute()
+        expected = duckdb_merge(expected_rows, src_rows, statement)
+        assert_same_rows(read_deltalake(table_path), expected)
+        expected_rows = [tuple(r.values()) for r in expected.to_pylist()]
+        _, _, metrics = operation(table_path, version)
+        if version == 1:
+            # no NULL in the source: pruned to the file of 10-19 as with `=`
+            assert metrics["numTargetFilesAfterSkipping"] == "1"
+        else:
+            # a NULL source key: the NULL target row is matched (updated, not inserted again)
+            assert int(metrics["numTargetFilesAfterSkipping"]) > 1
+            assert (metrics["numTargetRowsUpdated"], metrics["numTargetRowsInserted"]) == ("2", "0")

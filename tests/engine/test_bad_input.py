@@ -30,7 +30,7 @@ def table(spark, table_path):
      SchemaMismatchError, ["q", "mergeSchema"]),
     (dict(data=[(1, "x", "a")], partitionBy=["s"]), SchemaMismatchError, ["partition"]),
     (dict(data=[(3, "z", "b")], mode="overwrite", replaceWhere="p = 'a'"),
-     InvariantViolationError, ["replaceWhere", "p = 'a'", "Nothing was written"]),
+     InvariantViolationError, ["replaceWhere", "p = 'a'", "Nothing was committed"]),
     (dict(data=[(3, "z", "a")], mode="overwrite", replaceWhere="no_such = 1"), SqlextError,
      ["no_such"]),
     (dict(data=[(3, "z", "a")], mode="sideways"), SqlextError, ["sideways"]),

@@ -90,9 +90,11 @@ def test_replace_where_on_a_partition_column(spark, table_path):
     assert params["mode"] == "Overwrite" and "p = 'a'" in params["predicate"]
 
     before = table_state(table_path)
-    with pytest.raises(InvariantViolationError, match="replaceWhere"):
+    with pytest.raises(InvariantViolationError, match="replaceWhere") as raised:
         sqlext.write(_df(spark, [(21, "x", "a"), (22, "y", "b")]), str(table_path),
                      mode="overwrite", replaceWhere="p = 'a'")
+    # the offending row is named (checked inside the write's job), the version too
+    assert '"id":22' in str(raised.value) and "version 1" in str(raised.value)
     assert table_state(table_path) == before
 
 

@@ -36,6 +36,8 @@ CHANGE_TYPE = "_change_type"
 # virtual first partition column of a ``kind="mixed"`` write: true for change rows (as delta-spark's
 # ``__is_cdc``); its directory never reaches the table. No leading "_": listings skip those.
 _IS_CHANGE = "sqlext__is_cdc"
+# virtual outermost partition column of a write with ``group_column`` (renamed: no leading "_")
+_GROUP = "sqlext__group"
 
 
 @dataclass
@@ -45,6 +47,7 @@ class WrittenFile:
     size: int
     modification_time: int
     stats: str | None
+    group: str | None = None        # the value of write_files' ``group_column`` of its rows
 
     def add(self, data_change: bool = True) -> AddFile:
         return AddFile(encode_path(self.path), self.partition_values, self.size,
@@ -105,7 +108,8 @@ def _unsorted_if(spark: SparkSession, condition: bool):
 def write_files(spark: SparkSession, df: DataFrame, log: DeltaLog, partition_columns: list[str],
                 table_schema: T.StructType, *, constraints: list[Constraint], kind: str = "data",
                 num_indexed_cols: int = DEFAULT_NUM_INDEXED_COLS,
-                metadata: Metadata | None = None) -> list[WrittenFile]:
+                metadata: Metadata | None = None,
+                group_column: str | None = None) -> list[WrittenFile]:
     """Write ``df`` (whose columns are the table's, in any order, plus ``_change_type`` for
     ``kind="cdc"`` and ``kind="mixed"``) as parquet files of the table. Returns the files, not
     yet committed.
@@ -126,31 +130,37 @@ def write_files(spark: SparkSession, df: DataFrame, log: DeltaLog, partition_col
     physical names (nested struct fields too, each with its id as parquet field id), and
     ``partitionValues`` and statistics are keyed by physical names (:func:`physical_frame`);
     ``df``, ``partition_columns`` and ``table_schema`` stay logical.
+
+    ``group_column``: a string column of ``df`` (not written) whose rows go to files of their
+    own per value, each file's :attr:`WrittenFile.group` (e.g. the input file a row came from,
+    so that the rewrite of a file that turns out unchanged can be discarded).
     """
     staging = log.store.join(log.location, STAGING_DIR, uuid.uuid4().hex)
     mixed = kind == "mixed"
-    write_partitions = ([_IS_CHANGE] if mixed else []) + list(partition_columns)
-    data_columns = [c for c in df.columns
-                    if c.lower() not in {p.lower() for p in partition_columns}]
+    hidden = ([_GROUP] if group_column else []) + ([_IS_CHANGE] if mixed else [])
+    write_partitions = hidden + list(partition_columns)
+    data_columns = [c for c in df.columns if c != group_column
+                    and c.lower() not in {p.lower() for p in partition_columns}]
     part_columns = [next(c for c in df.columns if c.lower() == p.lower())
                     for p in partition_columns]
     if kind != "cdc":
         df = enforce(df, constraints, F.col(CHANGE_TYPE).isNull() if mixed else None)
     if ColumnMapping.of(metadata) is not None:
         df, partition_columns, table_schema = physical_frame(df, partition_columns, metadata)
-        data_columns = [c for c in df.columns
-                        if c.lower() not in {p.lower() for p in partition_columns}]
+        data_columns = [c for c in df.columns if c != group_column
+                        and c.lower() not in {p.lower() for p in partition_columns}]
         part_columns = list(partition_columns)
-        write_partitions = ([_IS_CHANGE] if mixed else []) + list(partition_columns)
+        write_partitions = hidden + list(partition_columns)
     # SQL text of quoted names (fewer py4j round trips than a Column per name)
     marker = [f"{quote_identifier(CHANGE_TYPE)} IS NOT NULL AS {quote_identifier(_IS_CHANGE)}"
               ] if mixed else []
-    if marker or data_columns + part_columns != df.columns:
-        df = df.selectExpr(*[quote_identifier(c) for c in data_columns], *marker,
+    group = [f"{quote_identifier(group_column)} AS {_GROUP}"] if group_column else []
+    if marker or group or data_columns + part_columns != df.columns:
+        df = df.selectExpr(*[quote_identifier(c) for c in data_columns], *group, *marker,
                            *[quote_identifier(c) for c in part_columns])
     moved: list[str] = []    # files already in the table's directory, deleted if this fails
     try:
-        with _unsorted_if(spark, mixed and not partition_columns):
+        with _unsorted_if(spark, len(hidden) == len(write_partitions) and bool(hidden)):
             (df.write.mode("error").partitionBy(*write_partitions)
              .option("compression", "snappy").parquet(staging))
         written = storage_bridge.list_files(spark, staging)
@@ -166,7 +176,11 @@ def write_files(spark: SparkSession, df: DataFrame, log: DeltaLog, partition_col
             dirs, name = parts[:-1], parts[-1]
             if not name.endswith(".parquet"):
                 continue
-            file_kind = kind
+            file_kind, group_value = kind, None
+            if group_column:
+                raw = dirs[0].partition("=")[2]
+                group_value = None if raw == HIVE_NULL else unquote(raw)
+                dirs = dirs[1:]
             if mixed:
                 file_kind = "cdc" if dirs[0] == f"{_IS_CHANGE}=true" else "data"
                 dirs = dirs[1:]
@@ -182,7 +196,7 @@ def write_files(spark: SparkSession, df: DataFrame, log: DeltaLog, partition_col
                                num_indexed_cols) if file_kind == "data" else None
             out.append(WrittenFile(target_rel, _partition_values(dirs, partition_columns, types,
                                                                  session_tz),
-                                   size, mtime, stats))
+                                   size, mtime, stats, group_value))
         return out
     except BaseException:
         # nothing will commit these files: leave the table's directory as it was

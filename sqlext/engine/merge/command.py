@@ -50,7 +50,7 @@ from sqlext.engine.io.files import CHANGE_TYPE, WrittenFile, write_files
 from sqlext.engine.merge.clauses import MATCHED, NOT_MATCHED, NOT_MATCHED_BY_SOURCE, Clause
 from sqlext.engine.merge.plan import (CLAUSE, COPY, DELETE, INSERT, KIND, OPERATION,
                                       TARGET_PRESENT, UPDATE, MergePlan, source_alias)
-from sqlext.engine.merge.prune import analyse_on, summarize_source
+from sqlext.engine.merge.prune import analyse_on, broadcastable, summarize_source
 from sqlext.engine.schemas import quote_identifier
 from sqlext.engine.session import conf_bytes
 from sqlext.engine.io.plain_parquet import local_parquet_files
@@ -71,10 +71,16 @@ _FILE = "__sqlext_m_file"
 _ROW_INDEX = "__sqlext_m_row_index"     # the target row's position in its file (deletion vectors)
 _MATCHED = "__sqlext_m_matched"
 _RANK = "__sqlext_m_rank"
+_GROUP = "__sqlext_m_group"         # the position of a target row's file among the candidates
 #: candidate files up to this many bytes are joined with the source once (the join cached);
 #: beyond, twice, as delta-spark does
 SINGLE_PASS_CONF = "spark.sqlext.merge.singlePassMaxBytes"
 SINGLE_PASS_DEFAULT = 256 * 1024 * 1024
+#: up to AT_ONCE_MAX_FILES candidate files of at most this many bytes in all are rewritten by one
+#: job (the rewrites of the untouched ones discarded) instead of being joined twice
+AT_ONCE_CONF = "spark.sqlext.merge.atOnceMaxBytes"
+AT_ONCE_DEFAULT = 16 * 1024 * 1024
+AT_ONCE_MAX_FILES = 32
 
 RESULT_SCHEMA = T.StructType([T.StructField(n, T.LongType()) for n in (
     "num_affected_rows", "num_updated_rows", "num_deleted_rows", "num_inserted_rows")])
@@ -113,9 +119,11 @@ def materialized_source(source: DataFrame) -> DataFrame:
     """The source, computed once when reading it again would cost more than keeping it, or could
     give other rows (as delta-spark materializes MERGE sources): a MERGE reads its source two or
     three times (key summary, touched files, rewrite). A plain scan of local parquet files or rows
-    held in the plan is read again; anything else (views with joins, aggregates or subqueries,
-    non-deterministic columns, Python rows) is computed by one job and kept by the executors
-    (memory, then disk)."""
+    held in the plan is read again. Anything else (views with joins, aggregates or subqueries,
+    non-deterministic columns, Python rows) is computed by one job: rows Spark estimates small
+    enough to broadcast come to the driver and become rows held in the plan (later passes need
+    no job to read them, and the key summary is taken on the driver), larger ones are kept by
+    the executors (memory, then disk)."""
     try:
         plan = source._jdf.queryExecution().optimizedPlan()
         if plan.nodeName() == "LocalRelation" or local_parquet_files(source) is not None:
@@ -123,8 +131,22 @@ def materialized_source(source: DataFrame) -> DataFrame:
     except Exception:  # noqa: BLE001 - no JVM plan (e.g. Spark Connect): read it as it is
         return source
     alias = source_alias(source)
-    kept = source.localCheckpoint(eager=True)
+    kept = _held_in_plan(source) if broadcastable(source) else None
+    if kept is None:
+        kept = source.localCheckpoint(eager=True)
     return kept.alias(alias) if alias else kept
+
+
+def _held_in_plan(source: DataFrame) -> DataFrame | None:
+    """``source``'s rows brought to the driver (through Arrow) as a local relation with the same
+    schema; None when a type does not make the trip unchanged (the caller keeps the rows in
+    Spark instead)."""
+    try:
+        rows = source.toArrow()
+        kept = source.sparkSession.createDataFrame(rows, schema=source.schema)
+    except (PySparkException, TypeError, ValueError, NotImplementedError):
+        return None
+    return kept if kept.schema == source.schema else None
 
 
 @dataclass
@@ -320,6 +342,17 @@ class _Merge:
             return False
         return num_rows * sum(_width(f.dataType) for f in schema.fields) <= _BROADCAST_BYTES
 
+    def _at_once(self, candidates: list[AddFile]) -> bool:
+        """Whether to rewrite the candidates in one job (:meth:`_rewrite_at_once`): one file of
+        any size, or a few small ones (the rewrites of untouched ones are thrown away, so they
+        must be cheap); all with row counts, not merge-on-read."""
+        if not candidates or self._dv or any(f.num_records is None for f in candidates):
+            return False
+        if len(candidates) == 1:
+            return True
+        limit = conf_bytes(self.spark, AT_ONCE_CONF, AT_ONCE_DEFAULT)
+        return len(candidates) <= AT_ONCE_MAX_FILES and sum(f.size for f in candidates) <= limit
+
     # --- 3. the join: touched files -----------------------------------------------------------
 
     def _joined(self, files: list[AddFile], how: str, ids: bool = True) -> DataFrame:
@@ -448,10 +481,10 @@ class _Merge:
         (as delta-spark does): the candidates to find the touched files, then only the files to
         rewrite (and the files with matches, whose source rows must not be inserted)."""
         plan = self.plan
-        if len(candidates) == 1 and candidates[0].num_records is not None and not self._dv:
-            one = self._rewrite_one(candidates[0])
-            if one is not None:
-                return one
+        if self._at_once(candidates):
+            done = self._rewrite_at_once(candidates)
+            if done is not None:
+                return done
         timer = Timer()
         how = "full" if plan.has_insert else "left"
         single = sum(f.size for f in candidates) <= conf_bytes(
@@ -511,44 +544,64 @@ class _Merge:
         self._marking = mark_rows(self.log, rewrite, rows_by_file(hits, _FILE, _ROW_INDEX))
         return rows.filter(kind.isNull() | (kind != COPY))
 
-    def _rewrite_one(self, f: AddFile
-                     ) -> tuple[list[AddFile], list[WrittenFile], dict[str, _Touched]] | None:
-        """One candidate file: join, rewrite and count in a single Spark job, as the common
-        upsert wants. The file's rows must come out of the join exactly ``numRecords`` times
-        (no row matched by several source rows) and a clause must change one of them; otherwise
-        the files written are discarded and None sends the MERGE down the general path."""
+    def _rewrite_at_once(self, candidates: list[AddFile]
+                         ) -> tuple[list[AddFile], list[WrittenFile], dict[str, _Touched]] | None:
+        """Few small candidate files: join, rewrite and count in a single Spark job, as the
+        common upsert wants. Every candidate's rows are written to files of their own (grouped
+        by the file they come from, inserted rows apart); the rewrites of candidates no clause
+        changes are then discarded, so the commit removes exactly the touched files. The
+        candidates' rows must come out of the join exactly ``numRecords`` times in all (no row
+        matched by several source rows); otherwise everything written is discarded and None
+        sends the MERGE down the general path."""
         plan, timer = self.plan, Timer()
-        joined = self._joined([f], "full" if plan.has_insert else "left", ids=False)
+        joined = self._joined(candidates, "full" if plan.has_insert else "left")
         target, clause = F.col(ROW_ID).isNotNull(), F.col(CLAUSE)
         matched = F.coalesce(F.col(_MATCHED), F.lit(False))
 
         def count(condition, name: str):
             return F.sum(F.when(condition, 1).otherwise(0)).alias(name)
 
+        # a file's rows are grouped by its position in the list (a path can be too long to be
+        # a directory name); inserted rows have none
+        keys = [self._file_key(f) for f in candidates]
+        positions = F.create_map(*[F.lit(x) for i, k in enumerate(keys) for x in (k, str(i))])
+        joined = joined.withColumn(_GROUP, positions[F.col(_FILE)])
         observed = Observation()
         rows = joined.observe(
             observed, count(target, "rows"), count(matched, "matches"),
-            count(target & clause.isNotNull(), "acting"),
+            F.collect_set(F.when(target & clause.isNotNull(), F.col(_GROUP))).alias("acting"),
             *self._clause_counts(F.when(matched, clause), F.when(target & ~matched, clause)))
         with_changes = self.snapshot.change_data_feed_enabled
-        written = self._write(self._output(rows, with_changes), with_changes)
+        written = self._write(self._output(rows, with_changes, group=_GROUP), with_changes,
+                              group=_GROUP)
         seen = observed.get
-        if seen.get("rows") != f.num_records or not seen.get("acting"):
+        if seen.get("rows") != sum(f.num_records for f in candidates):
             discard(self.spark, self.log, written)
             return None
-        touched = _Touched(True, bool(seen["matches"]), 1 if seen["matches"] else 0, 1,
-                           seen["mu"] or 0, seen["md"] or 0, seen["su"] or 0, seen["sd"] or 0)
+        acting = set(seen.get("acting") or [])
+        discard(self.spark, self.log, [w for w in written if w.group is not None
+                                       and w.group not in acting])
+        written = [w for w in written if w.group is None or w.group in acting]
+        rewrite = [f for i, f in enumerate(candidates) if str(i) in acting]
+        # the counts are the statement's: _finish_metrics only adds them up over the files
+        touched = {f.path: _Touched(True, bool(seen["matches"]), 1 if seen["matches"] else 0, 1,
+                                    *((seen["mu"] or 0, seen["md"] or 0, seen["su"] or 0,
+                                       seen["sd"] or 0) if i == 0 else (0, 0, 0, 0)))
+                   for i, f in enumerate(rewrite)}
         self.metrics.update(scanTimeMs=0, rewriteTimeMs=timer.total())
-        return [f], written, {f.path: touched}
+        return rewrite, written, touched
 
-    def _output(self, rows: DataFrame, with_changes: bool) -> DataFrame:
+    def _output(self, rows: DataFrame, with_changes: bool, group: str | None = None
+                ) -> DataFrame:
         """The rows to write: data rows, and with ``with_changes`` change rows too. Joined rows
-        of no kind (source rows no clause inserts) yield nothing."""
+        of no kind (source rows no clause inserts) yield nothing. ``group``: a column of
+        ``rows`` kept alongside."""
         rows = self._computed_new_values(rows)
         if with_changes:
-            return self._with_change_rows(rows)
+            return self._with_change_rows(rows, group)
         return rows.filter(F.col(KIND).isin(COPY, UPDATE, INSERT)).select(
-            *[F.col(f"__n{i}").alias(f.name) for i, f in enumerate(self.plan.new_schema.fields)])
+            *[F.col(f"__n{i}").alias(f.name) for i, f in enumerate(self.plan.new_schema.fields)],
+            *([F.col(group)] if group else []))
 
     def _computed_new_values(self, rows: DataFrame) -> DataFrame:
         """Joined rows with their new values (``__n<i>``) of generated and identity columns
@@ -583,10 +636,12 @@ class _Merge:
         return recompute_generated(rows, schema,
                                    {g: c for g, c in recompute.items() if c is not None})
 
-    def _with_change_rows(self, rows: DataFrame) -> DataFrame:
+    def _with_change_rows(self, rows: DataFrame, group: str | None = None) -> DataFrame:
         """Data rows (``_change_type`` NULL) and change rows, from one evaluation per row: each
-        kind of row becomes its array of images, which one generator spreads into rows."""
+        kind of row becomes its array of images, which one generator spreads into rows (each
+        with the row's ``group`` column, if given)."""
         names = [f.name for f in self.plan.new_schema.fields]
+        carried = f", `{group}` AS `{group}`" if group else ""
 
         # one SQL expression, parsed by one py4j call (built from Column functions it took
         # about a hundred round trips); the text holds only sqlext's own column names, quoted
@@ -594,7 +649,8 @@ class _Merge:
         def image(prefix: str, change_type: str | None) -> str:
             fields = [f"`{prefix}{i}` AS {quote_identifier(n)}" for i, n in enumerate(names)]
             kind = f"'{change_type}'" if change_type else "CAST(NULL AS STRING)"
-            return f"struct({', '.join(fields)}, {kind} AS {quote_identifier(CHANGE_TYPE)})"
+            return (f"struct({', '.join(fields)}, {kind} AS {quote_identifier(CHANGE_TYPE)}"
+                    f"{carried})")
 
         data = image("__n", None)
         images = {COPY: [data],
@@ -605,12 +661,13 @@ class _Merge:
                          for code, row_images in images.items())
         return rows.selectExpr(f"inline(CASE {cases} END)")
 
-    def _write(self, out: DataFrame, with_changes: bool) -> list[WrittenFile]:
+    def _write(self, out: DataFrame, with_changes: bool, group: str | None = None
+               ) -> list[WrittenFile]:
         constraints = table_constraints(self.plan.new_schema, self.snapshot.configuration)
         written = write_files(self.spark, out, self.log, self.snapshot.partition_columns,
                               self.plan.new_schema, constraints=constraints,
                               kind="mixed" if with_changes else "data",
-                              metadata=self.txn.metadata)
+                              metadata=self.txn.metadata, group_column=group)
         # Spark writes an empty file for an empty output: it adds nothing to the table
         return [w for w in written if w.is_change_file or w.num_records != 0]
 

@@ -47,11 +47,13 @@ _NON_DETERMINISTIC = (exp.Rand, exp.Randn)
 
 @dataclass
 class KeyPair:
-    """``target = source`` in the ON condition: a target column and a source expression."""
+    """``target = source`` (or ``target <=> source``) in the ON condition: a target column and
+    a source expression."""
 
     target: str                 # the target column's name, as in the table schema
     source: exp.Expression      # over source columns only
     kind: str | None = None     # "int" | "date" | "timestamp" | "string" once typed
+    null_safe: bool = False     # ``<=>``: a NULL source key matches a NULL target key
 
 
 @dataclass
@@ -105,11 +107,12 @@ def analyse_on(on: exp.Expression | None, target_alias: str | None, source_alias
     for c in conjuncts(on):
         if sides.only(c, "t"):
             target_only.append(c)
-        elif isinstance(c, exp.EQ):
+        elif isinstance(c, (exp.EQ, exp.NullSafeEQ)):
             for left, right in ((c.this, c.expression), (c.expression, c.this)):
                 if isinstance(left, exp.Column) and sides.side(left) == "t" \
                         and sides.only(right, "s"):
-                    keys.append(KeyPair(sides.tcols[left.name.lower()], right.copy()))
+                    keys.append(KeyPair(sides.tcols[left.name.lower()], right.copy(),
+                                        null_safe=isinstance(c, exp.NullSafeEQ)))
                     break
     predicate = None
     for c in target_only:
@@ -195,6 +198,13 @@ class KeyStats:
     high: object = None
     grid: KeyGrid | None = None
     intervals: list[tuple[int, int]] | None = None
+    has_null: bool = False      # a source key is NULL
+
+    @property
+    def prunes(self) -> bool:
+        """Whether the key's range bounds the target rows the source can match: not for a
+        ``<=>`` key the source has a NULL for (it matches the target's NULLs, wherever)."""
+        return not (self.pair.null_safe and self.has_null)
 
 
 def _file_range(view: FileView, column: str, kind: str):
@@ -227,6 +237,8 @@ class SourceSummary:
         the region of the table whose rows the MERGE could match."""
         predicate = None
         for k in self.keys:
+            if not k.prunes:
+                continue
             if k.low is None:
                 return exp.false()
             col = exp.column(k.pair.target, quoted=True)
@@ -246,6 +258,8 @@ class SourceSummary:
 
     def _may_match(self, view: FileView) -> bool:
         for k in self.keys:
+            if not k.prunes:
+                continue
             try:
                 rng = _file_range(view, k.pair.target, k.pair.kind)
             except (TypeError, ValueError, ArithmeticError):
@@ -388,7 +402,8 @@ def _summarize_in_spark(source: DataFrame, nums: list[Column], stats: list[KeySt
     keys = source.select(*nums) if nums else source
     aggs = [F.count(F.lit(1)).alias("n")]
     for i in range(len(nums)):
-        aggs += [F.min(f"k{i}").alias(f"lo{i}"), F.max(f"k{i}").alias(f"hi{i}")]
+        aggs += [F.min(f"k{i}").alias(f"lo{i}"), F.max(f"k{i}").alias(f"hi{i}"),
+                 F.count(f"k{i}").alias(f"c{i}")]
     if grid_key is None:
         groups = keys.agg(*aggs).collect()
     else:
@@ -400,6 +415,7 @@ def _summarize_in_spark(source: DataFrame, nums: list[Column], stats: list[KeySt
         lows = [g[f"lo{i}"] for g in groups if g[f"lo{i}"] is not None]
         highs = [g[f"hi{i}"] for g in groups if g[f"hi{i}"] is not None]
         s.low, s.high = (min(lows), max(highs)) if lows else (None, None)
+        s.has_null = sum(int(g["n"]) - int(g[f"c{i}"]) for g in groups) > 0
     return sum(int(g["n"]) for g in groups)
 
 
@@ -409,6 +425,7 @@ def _summarize_on_driver(keys: pa.Table, stats: list[KeyStats], grid_key: int | 
     for i, s in enumerate(stats):
         bounds = pc.min_max(keys.column(f"k{i}")).as_py()
         s.low, s.high = bounds["min"], bounds["max"]
+        s.has_null = keys.column(f"k{i}").null_count > 0
     if grid_key is not None:
         s = stats[grid_key]
         values, grid = pc.cast(pc.drop_null(keys.column(f"k{grid_key}")), pa.int64()), s.grid
