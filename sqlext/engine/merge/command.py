@@ -569,7 +569,10 @@ class _Merge:
         observed = Observation()
         rows = joined.observe(
             observed, count(target, "rows"), count(matched, "matches"),
-            F.collect_set(F.when(target & clause.isNotNull(), F.col(_GROUP))).alias("acting"),
+            # the files with an acting row, as bits of a number (an observed array comes back
+            # as a Java object on pyspark 4.0)
+            F.bit_or(F.when(target & clause.isNotNull(), F.expr(
+                f"shiftleft(CAST(1 AS BIGINT), CAST(`{_GROUP}` AS INT))"))).alias("acting"),
             *self._clause_counts(F.when(matched, clause), F.when(target & ~matched, clause)))
         with_changes = self.snapshot.change_data_feed_enabled
         written = self._write(self._output(rows, with_changes, group=_GROUP), with_changes,
@@ -578,7 +581,8 @@ class _Merge:
         if seen.get("rows") != sum(f.num_records for f in candidates):
             discard(self.spark, self.log, written)
             return None
-        acting = set(seen.get("acting") or [])
+        bits = seen.get("acting") or 0
+        acting = {str(i) for i in range(len(candidates)) if bits >> i & 1}
         discard(self.spark, self.log, [w for w in written if w.group is not None
                                        and w.group not in acting])
         written = [w for w in written if w.group is None or w.group in acting]
