@@ -76,8 +76,8 @@ _GROUP = "__sqlext_m_group"         # the position of a target row's file among 
 #: beyond, twice, as delta-spark does
 SINGLE_PASS_CONF = "spark.sqlext.merge.singlePassMaxBytes"
 SINGLE_PASS_DEFAULT = 256 * 1024 * 1024
-#: up to AT_ONCE_MAX_FILES candidate files of at most this many bytes in all are rewritten by one
-#: job (the rewrites of the untouched ones discarded) instead of being joined twice
+#: up to AT_ONCE_MAX_FILES candidate files of at most this many bytes in all are rewritten in one
+#: pass (the rewrites of the untouched ones discarded) instead of being joined twice
 AT_ONCE_CONF = "spark.sqlext.merge.atOnceMaxBytes"
 AT_ONCE_DEFAULT = 16 * 1024 * 1024
 AT_ONCE_MAX_FILES = 32
@@ -270,7 +270,6 @@ class _Merge:
         on = analyse_on(plan.on.predicate, self.alias, plan.source_alias,
                         [f.name for f in plan.old_schema.fields], plan.source.columns)
         self._target_only = on.target_only
-        pcols = snapshot.partition_columns
         matchable = files
         if on.target_only is not None:
             matchable = Pruner.of(on.target_only, snapshot).prune(matchable)
@@ -343,7 +342,7 @@ class _Merge:
         return num_rows * sum(_width(f.dataType) for f in schema.fields) <= _BROADCAST_BYTES
 
     def _at_once(self, candidates: list[AddFile]) -> bool:
-        """Whether to rewrite the candidates in one job (:meth:`_rewrite_at_once`): one file of
+        """Whether to rewrite the candidates in one pass (:meth:`_rewrite_at_once`): one file of
         any size, or a few small ones (the rewrites of untouched ones are thrown away, so they
         must be cheap); all with row counts, not merge-on-read."""
         if not candidates or self._dv or any(f.num_records is None for f in candidates):
@@ -546,8 +545,8 @@ class _Merge:
 
     def _rewrite_at_once(self, candidates: list[AddFile]
                          ) -> tuple[list[AddFile], list[WrittenFile], dict[str, _Touched]] | None:
-        """Few small candidate files: join, rewrite and count in a single Spark job, as the
-        common upsert wants. Every candidate's rows are written to files of their own (grouped
+        """Few small candidate files: join, rewrite and count in one pass (one Spark job per
+        stage of the join), as the common upsert wants. Every candidate's rows are written to files of their own (grouped
         by the file they come from, inserted rows apart); the rewrites of candidates no clause
         changes are then discarded, so the commit removes exactly the touched files. The
         candidates' rows must come out of the join exactly ``numRecords`` times in all (no row
