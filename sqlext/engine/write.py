@@ -14,12 +14,13 @@ from pyspark.sql import functions as F
 
 from sqlext.catalog import Catalog, TableRef
 from sqlext.engine.commit import commit
-from sqlext.engine.conditions import RUNTIME_ERROR_MARK, check_condition, spark_condition
+from sqlext.engine.conditions import check_condition, spark_condition
 from sqlext.engine.constraints import table_constraints, without_check_constraints
 from sqlext.engine.maintenance.convert import require_empty_location
 from sqlext.engine.io.files import write_files
 from sqlext.engine.io.partitions import files_matching_partition_predicate
 from sqlext.engine.post_commit import after_commit
+from sqlext.engine.dml.assignments import runtime_error
 from sqlext.engine.dml.rewrite import delete_matching_rows, write_changes
 from sqlext.engine.generated import (IdentityValues, fill_generated, refuse_explicit_identity,
                                      with_identity_values)
@@ -222,22 +223,21 @@ def _partition_columns(ref: TableRef, existing: list[str], requested: list[str] 
         "overwriteSchema=True. The table is unchanged.")
 
 
-
 def _replace_where_checked(data: DataFrame, condition, replace_where: str, table: str,
                            version: int | None) -> DataFrame:
     """``data`` with a check, made by the write's own Spark job (no separate pass over the rows),
     that fails it at the first row outside ``replace_where``; the failure becomes an
     :class:`~sqlext.errors.InvariantViolationError` naming the predicate and the row."""
     at = f"table {table}" + (f", version {version}" if version is not None else "")
-    prefix = (f"{RUNTIME_ERROR_MARK} {at}: written data contains rows that do not satisfy the "
-              f"replaceWhere predicate {replace_where!r}, e.g. ")
-    message = F.concat(F.lit(prefix), F.to_json(F.struct(*[F.col(quote_identifier(c))
-                                                         for c in data.columns])))
+    message = (f"{at}: written data contains rows that do not satisfy the replaceWhere "
+               f"predicate {replace_where!r}, e.g. ")
+    row = F.to_json(F.struct(*[F.col(quote_identifier(c)) for c in data.columns]))
     try:
-        data.select(message.alias("m")).schema  # noqa: B018 - a type to_json cannot show
+        data.select(row.alias("row")).schema  # noqa: B018 - a type to_json cannot show
+        failure = runtime_error(message, row)
     except PySparkException:
-        message = F.lit(prefix + "a row of the data")
-    return data.filter(F.when(~condition.eqNullSafe(F.lit(True)), F.raise_error(message))
+        failure = runtime_error(message + "a row of the data")
+    return data.filter(F.when(~condition.eqNullSafe(F.lit(True)), failure)
                        .otherwise(F.lit(True)))
 
 

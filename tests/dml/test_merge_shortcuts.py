@@ -5,6 +5,8 @@ once, empty table frames reused."""
 
 from __future__ import annotations
 
+import json
+
 import pyarrow.parquet as pq
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
@@ -264,7 +266,6 @@ def _summaries_without_and_with_a_job(spark, src, snapshot, types):
 
 def _file_ranges(path) -> dict[str, tuple[int, int]]:
     """{path: (min id, max id)} of the table's files, from their statistics."""
-    import json
     return {f.path: tuple(json.loads(f.stats)[k]["id"] for k in ("minValues", "maxValues"))
             for f in DeltaLog(str(path)).snapshot().files}
 

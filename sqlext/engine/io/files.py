@@ -160,7 +160,7 @@ def write_files(spark: SparkSession, df: DataFrame, log: DeltaLog, partition_col
                            *[quote_identifier(c) for c in part_columns])
     moved: list[str] = []    # files already in the table's directory, deleted if this fails
     try:
-        with _unsorted_if(spark, len(hidden) == len(write_partitions) and bool(hidden)):
+        with _unsorted_if(spark, bool(hidden) and not partition_columns):
             (df.write.mode("error").partitionBy(*write_partitions)
              .option("compression", "snappy").parquet(staging))
         written = storage_bridge.list_files(spark, staging)
