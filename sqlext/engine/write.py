@@ -269,6 +269,7 @@ def _replace_where(spark, log, snapshot, txn, condition, text, cdf, data):
         removed = files_matching_partition_predicate(spark, snapshot, candidates, condition)
         return removed, [], [], {}
     result = delete_matching_rows(spark, log, snapshot, candidates, condition, cdf)
+    txn.row_ids_preserved = result.row_ids_preserved
     changes = list(result.changes)
     if changes:
         # a version with change files must hold all of its changes there: the inserts too

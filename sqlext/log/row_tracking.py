@@ -12,13 +12,12 @@ after a concurrent writer took ids gets new ones above that writer's mark.
 Turning ``delta.enableRowTracking`` on for a table whose files have no ``baseRowId`` re-adds
 those files with one (``dataChange = false``) in the same commit, as the protocol allows.
 
-Stable row ids: when row tracking is enabled (and the table has no column mapping), DELETE,
-UPDATE and OPTIMIZE write the rows they copy or update with their stable row id, and the copied rows with
-their row commit version, in the materialized columns the configuration names
+Stable row ids: when row tracking is enabled, DELETE, UPDATE, MERGE, replaceWhere and OPTIMIZE
+write the rows they copy or update with their stable row id, and the copied rows with their row
+commit version, in the materialized columns the configuration names
 (``sqlext.engine.io.scan.stable_row_id_columns``; an updated row's commit version is cleared so
-that it takes the commit's). The writer says so on the transaction (``row_ids_preserved``).
-Other rewrites (MERGE, replaceWhere, column-mapped tables) give copied rows fresh ids
-(allowed: the protocol says writers *should* preserve them). Every commit carries the
+that it takes the commit's; on column-mapped tables the materialized columns keep their own
+names). The writer says so on the transaction (``row_ids_preserved``). Every commit carries the
 ``commitInfo`` tag ``delta.rowTracking.preserved``: false when it copied rows without their
 ids.
 """

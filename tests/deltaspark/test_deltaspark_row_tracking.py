@@ -1,18 +1,21 @@
 """Row tracking written by sqlext, checked with delta-spark 4.4 (which reads ``_metadata.row_id``
 and ``_metadata.row_commit_version``): sqlext's new rows get fresh ids above the high-water mark
 and their commit version; delta-spark's next rows continue above sqlext's mark and sqlext's above
-delta-spark's; delta-spark's UPDATE preserves ids on sqlext's files; a deletion-vector DELETE
+delta-spark's; delta-spark's UPDATE preserves ids on sqlext's files; sqlext's MERGE (each of its
+rewrite paths) and replaceWhere keep the ids delta-spark's keep; a deletion-vector DELETE
 keeps the ids of the rows left; turning row tracking on for a table with data gives every row
 an id; the protocol and properties match delta-spark's for the same CREATE."""
 
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
 
 import sqlext
 from tests.support.deltaspark import delta_path
+from tests.support.spark import spark_conf
 
 pytestmark = pytest.mark.slow
 
@@ -99,6 +102,70 @@ def test_rewrites_preserve_stable_row_ids(spark, delta_spark, tmp_path):
             "delta.rowTracking.preserved"] == "true"
     assert sorted(r.id for r in sqlext.read(spark, str(path)).collect()) == sorted(
         i for i in range(300) if i % 10 and i % 11)
+
+
+_MERGE = ("MERGE INTO {} t USING (SELECT id, CASE WHEN id % 11 = 0 THEN 'd' ELSE 'u' END AS op "
+          "FROM range(0, 310) WHERE id % 7 = 0 OR id % 11 = 0 OR id >= 300) s ON t.id = s.id "
+          "WHEN MATCHED AND s.op = 'd' THEN DELETE "
+          "WHEN MATCHED THEN UPDATE SET v = concat('m', s.id) "
+          "WHEN NOT MATCHED THEN INSERT (id, v) VALUES (s.id, 'new') "
+          "WHEN NOT MATCHED BY SOURCE AND t.id % 13 = 0 THEN UPDATE SET v = 'gone'")
+
+
+@pytest.mark.parametrize("path_taken", ["one pass", "two passes", "deletion vectors",
+                                        "column mapping"])
+def test_merge_keeps_ids_as_delta_spark_does(spark, delta_spark, tmp_path, path_taken):
+    """The same MERGE (delete, update, insert, update by source) run by sqlext and by
+    delta-spark on copies of one table: every row left from before has the same stable row id
+    and row commit version in both (copied rows keep theirs, updated ones get the MERGE's
+    version); inserted rows get fresh ids above every earlier one."""
+    mine, theirs = tmp_path / "mine", tmp_path / "theirs"
+    dv = "true" if path_taken == "deletion vectors" else "false"
+    mapping = "name" if path_taken == "column mapping" else "none"
+    sqlext.sql(spark, f"CREATE TABLE delta.`{mine}` (id BIGINT, v STRING) USING delta "
+                      "TBLPROPERTIES ('delta.enableRowTracking' = 'true', "
+                      f"'delta.enableDeletionVectors' = '{dv}', "
+                      f"'delta.columnMapping.mode' = '{mapping}')")                    # v0
+    sqlext.write(spark.range(0, 300, 1, 3).selectExpr("id", "concat('v', id) AS v"), str(mine),
+                 mode="append")                                                          # v1
+    shutil.copytree(mine, theirs)
+    start = _row_ids(delta_spark, mine)
+    at_once = {"spark.sqlext.merge.atOnceMaxBytes": "0"} if path_taken == "two passes" else {}
+    with spark_conf(spark, at_once):
+        sqlext.sql(spark, _MERGE.format(f"delta.`{mine}`"))                             # v2
+    delta_spark.sql(_MERGE.format(delta_path(theirs)))                                  # v2
+    ours, expected = _row_ids(delta_spark, mine), _row_ids(delta_spark, theirs)
+    assert sorted(ours) == sorted(expected)
+    old = [i for i in expected if i < 300]
+    assert {i: ours[i] for i in old} == {i: expected[i] for i in old}
+    assert {i: v for i, (_, v) in ours.items()} == {i: v for i, (_, v) in expected.items()}
+    assert ours[7] == (start[7][0], 2) and ours[1] == start[1]       # updated / copied
+    assert min(r for i, (r, _) in ours.items() if i >= 300) > max(r for r, _ in start.values())
+    assert _commit(mine, 2)[0]["commitInfo"]["tags"]["delta.rowTracking.preserved"] == "true"
+    if path_taken == "deletion vectors":
+        assert any("deletionVector" in a.get("add", {}) for a in _commit(mine, 2))
+    assert sorted(tuple(r) for r in sqlext.read(spark, str(mine)).collect()) == sorted(
+        (r["id"], r["v"]) for r in delta_spark.sql(f"SELECT * FROM {delta_path(theirs)}")
+        .to_pylist())
+
+
+def test_replace_where_keeps_the_ids_of_the_rows_left(spark, delta_spark, tmp_path):
+    """replaceWhere on a data column rewrites the files it touches: the rows it keeps keep their
+    stable ids and commit versions; the new rows get fresh ids."""
+    path = tmp_path / "t"
+    sqlext.sql(spark, f"CREATE TABLE delta.`{path}` (id BIGINT, v STRING) USING delta "
+                      "TBLPROPERTIES ('delta.enableRowTracking' = 'true')")
+    sqlext.write(spark.range(0, 100, 1, 2).selectExpr("id", "concat('v', id) AS v"), str(path),
+                 mode="append")                                                          # v1
+    start = _row_ids(delta_spark, path)
+    sqlext.write(spark.range(10, 20).selectExpr("id", "'r' AS v"), str(path), mode="overwrite",
+                 replaceWhere="id >= 10 AND id < 20")                                    # v2
+    after = _row_ids(delta_spark, path)
+    assert {i: after[i] for i in after if not 10 <= i < 20} == {
+        i: start[i] for i in start if not 10 <= i < 20}
+    assert min(after[i][0] for i in range(10, 20)) > max(r for r, _ in start.values())
+    assert {after[i][1] for i in range(10, 20)} == {2}
+    assert _commit(path, 2)[0]["commitInfo"]["tags"]["delta.rowTracking.preserved"] == "true"
 
 
 def test_deletion_vector_delete_keeps_the_ids_of_the_rows_left(spark, delta_spark, tmp_path):

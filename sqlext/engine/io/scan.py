@@ -90,7 +90,7 @@ def scan(spark: SparkSession, log: DeltaLog, snapshot: Snapshot, files: list[Add
     action path, so that callers can tell which files hold which rows; with ``with_row_index``
     a last column ``__sqlext_row_index``, the row's position in its file (what a deletion
     vector marks). ``stable_row_ids`` (the materialized row id and row commit version column
-    names of a table with row tracking and no column mapping, :func:`stable_row_id_columns`):
+    names of a table with row tracking, :func:`stable_row_id_columns`):
     two more columns of those names with each row's stable row id and row commit version (the
     materialized value, else the file's ``baseRowId`` + row position and its
     ``defaultRowCommitVersion``).
@@ -111,12 +111,14 @@ def scan(spark: SparkSession, log: DeltaLog, snapshot: Snapshot, files: list[Add
         mapping = ColumnMapping.of(snapshot.metadata)
         if mapping is not None:     # physical names in files and partition values
             from sqlext.engine.io.mapped_scan import read_mapped_files
-            return read_mapped_files(spark, log, schema, snapshot.partition_columns, reads,
-                                     mapping, extra, version=snapshot.version,
-                                     row_index=with_row_index)
-        df = read_files(spark, log, schema, snapshot.partition_columns, reads, extra,
-                        version=snapshot.version,
-                        row_index=with_row_index or stable_row_ids is not None)
+            # the materialized columns carry no physical name: read by their own names
+            df = read_mapped_files(spark, log, schema, snapshot.partition_columns, reads,
+                                   mapping, extra, version=snapshot.version,
+                                   row_index=with_row_index or stable_row_ids is not None)
+        else:
+            df = read_files(spark, log, schema, snapshot.partition_columns, reads, extra,
+                            version=snapshot.version,
+                            row_index=with_row_index or stable_row_ids is not None)
         return df if stable_row_ids is None else _stable_row_id_frame(df, stable_row_ids,
                                                                       with_row_index)
     except SparkAnalysisException as exc:
@@ -136,11 +138,10 @@ _DEFAULT_COMMIT_VERSION = "__sqlext_default_row_commit_version"
 
 def stable_row_id_columns(snapshot: Snapshot) -> tuple[str, str] | None:
     """The materialized row id and row commit version column names when DML on the table
-    preserves stable row ids (row tracking enabled, no column mapping); else None."""
+    preserves stable row ids (row tracking enabled); else None."""
     conf = snapshot.metadata.configuration
     if (not row_tracking.enabled(conf)
-            or not row_tracking.assigns_row_ids(snapshot.protocol, snapshot.metadata)
-            or ColumnMapping.of(snapshot.metadata) is not None):
+            or not row_tracking.assigns_row_ids(snapshot.protocol, snapshot.metadata)):
         return None
     names = (conf.get(row_tracking.ROW_ID_COLUMN_KEY),
              conf.get(row_tracking.COMMIT_VERSION_COLUMN_KEY))

@@ -56,7 +56,7 @@ from sqlext.engine.session import conf_bytes
 from sqlext.engine.io.plain_parquet import local_parquet_files
 from sqlext.engine.post_commit import result_row
 from sqlext.engine.dml.rewrite import discard, total_records
-from sqlext.engine.io.scan import FILE_COLUMN, ROW_INDEX_COLUMN, scan
+from sqlext.engine.io.scan import FILE_COLUMN, ROW_INDEX_COLUMN, scan, stable_row_id_columns
 from sqlext.engine.schemas import quoted_column
 from sqlext.errors import AnalysisException, MultipleSourceRowMatchError
 from sqlext.log.actions import AddFile, decode_path
@@ -72,6 +72,9 @@ _ROW_INDEX = "__sqlext_m_row_index"     # the target row's position in its file 
 _MATCHED = "__sqlext_m_matched"
 _RANK = "__sqlext_m_rank"
 _GROUP = "__sqlext_m_group"         # the position of a target row's file among the candidates
+# a target row's stable row id and row commit version (tables whose DML preserves them)
+_STABLE_ID = "__sqlext_m_row_id"
+_STABLE_VERSION = "__sqlext_m_row_commit_version"
 #: candidate files up to this many bytes are joined with the source once (the join cached);
 #: beyond, twice, as delta-spark does
 SINGLE_PASS_CONF = "spark.sqlext.merge.singlePassMaxBytes"
@@ -198,6 +201,9 @@ class _Merge:
         removes_data = any(c.kind != NOT_MATCHED for c in clauses)
         self.txn, self.snapshot = begin(log, txn, OPERATION, removes_data=removes_data)
         self._dv = uses_deletion_vectors(self.snapshot)
+        # the materialized row tracking columns the rewritten rows carry, or None
+        self._stable = stable_row_id_columns(self.snapshot)
+        self.txn.row_ids_preserved = self._stable is not None
         self._marking: Marking | None = None
         self._identity = IdentityValues()      # identity values the last write generated
         with spark_job_errors(log, self.snapshot, OPERATION):
@@ -322,7 +328,8 @@ class _Merge:
         by_name = with_file and self._names
         df = scan(self.spark, self.log, self.snapshot, files,
                   with_file_column=with_file and not by_name,
-                  with_row_index=with_file and self._dv)
+                  with_row_index=with_file and self._dv,
+                  stable_row_ids=self._stable if row_ids else None)
         if by_name:
             # the file's name, as Spark's scan saw it: no mapping join needed to know it
             df = df.withColumn(FILE_COLUMN, F.element_at(F.split(F.input_file_name(), "/"), -1))
@@ -377,12 +384,22 @@ class _Merge:
             file, source_row = F.lit(None).cast("string"), F.lit(None).cast("long")
             row = F.when(target[TARGET_PRESENT].isNotNull(), F.lit(0).cast("long"))
         row_index = [target[ROW_INDEX_COLUMN].alias(_ROW_INDEX)] if ids and self._dv else []
-        return rows.select(
+        stable = []
+        if ids and self._stable is not None:
+            # a copied row keeps its id and commit version, an updated one its id (it takes the
+            # commit's version); an inserted row has neither, so its new file's baseRowId and
+            # the commit give them (as delta-spark's MERGE)
+            copied = plan.kind(clause, target) == F.lit(COPY)
+            stable = [target[quote_identifier(self._stable[0])].alias(_STABLE_ID),
+                      F.when(copied, target[quote_identifier(self._stable[1])])
+                      .alias(_STABLE_VERSION)]
+        rows = rows.select(
             file.alias(_FILE), row.alias(ROW_ID), source_row.alias(SOURCE_ROW_ID), *row_index,
             plan.matched(target, source).alias(_MATCHED), clause,
             plan.kind(clause, target).alias(KIND),
             *[c.alias(f"__n{i}") for i, c in enumerate(plan.new_values(clause, target, source))],
-            *[c.alias(f"__o{i}") for i, c in enumerate(old)])
+            *[c.alias(f"__o{i}") for i, c in enumerate(old)], *stable)
+        return rows
 
     def _touched(self, joined: DataFrame, files: list[AddFile],
                  every_target_row: bool) -> dict[str, _Touched]:
@@ -604,7 +621,14 @@ class _Merge:
             return self._with_change_rows(rows, group)
         return rows.filter(F.col(KIND).isin(COPY, UPDATE, INSERT)).select(
             *[F.col(f"__n{i}").alias(f.name) for i, f in enumerate(self.plan.new_schema.fields)],
+            *[F.col(c).alias(name) for c, name in self._stable_columns()],
             *([F.col(group)] if group else []))
+
+    def _stable_columns(self) -> list[tuple[str, str]]:
+        """(joined column, materialized column) of the stable row ids the rows carry, if any."""
+        if self._stable is None:
+            return []
+        return [(_STABLE_ID, self._stable[0]), (_STABLE_VERSION, self._stable[1])]
 
     def _computed_new_values(self, rows: DataFrame) -> DataFrame:
         """Joined rows with their new values (``__n<i>``) of generated and identity columns
@@ -644,7 +668,10 @@ class _Merge:
         kind of row becomes its array of images, which one generator spreads into rows (each
         with the row's ``group`` column, if given)."""
         names = [f.name for f in self.plan.new_schema.fields]
-        carried = f", `{group}` AS `{group}`" if group else ""
+        # the stable row ids ride along in change rows too (readers ignore them there)
+        carried = "".join(f", `{c}` AS {quote_identifier(name)}"
+                          for c, name in self._stable_columns())
+        carried += f", `{group}` AS `{group}`" if group else ""
 
         # one SQL expression, parsed by one py4j call (built from Column functions it took
         # about a hundred round trips); the text holds only sqlext's own column names, quoted
