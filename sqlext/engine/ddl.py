@@ -18,6 +18,7 @@ import json
 from collections.abc import Callable
 
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from sqlglot import exp
 
@@ -31,7 +32,7 @@ from sqlext.engine.io.scan import scan
 from sqlext.engine.io.storage_bridge import move_file, remove_tree
 from sqlext.engine.maintenance.convert import require_empty_location
 from sqlext.engine.post_commit import after_commit
-from sqlext.engine.schemas import same_type, spark_schema
+from sqlext.engine.schemas import quoted_column, same_type, spark_schema
 from sqlext.engine.session import native_table_exists
 from sqlext.engine.generated import check_generated_schema, computed_columns
 from sqlext.engine.table_metadata import new_table_metadata, stage_metadata
@@ -40,6 +41,7 @@ from sqlext.errors import (AnalysisException, ConcurrentModificationException,
                            ConstraintViolationError, TableAlreadyExistsError,
                            UnsupportedOperationError)
 from sqlext.log.column_mapping import drop_fields, rename_field
+from sqlext.log.generated import identity_columns, with_high_water_marks
 from sqlext.log.protocol import upgrade_for_features
 from sqlext.log.pruning import parse_predicate
 from sqlext.log.table import DeltaLog
@@ -449,16 +451,8 @@ def set_not_null(spark: SparkSession, ref: TableRef, column: str, not_null: bool
     log = DeltaLog(ref.location, name=ref.display)
     txn, snapshot = begin(log, None, "CHANGE COLUMN", removes_data=False)
     verb = "SET NOT NULL" if not_null else "DROP NOT NULL"
-    case_sensitive = spark.conf.get("spark.sql.caseSensitive", "false").lower() == "true"
     schema = json.loads(snapshot.metadata.schema_string)
-    fields = schema.get("fields") or []
-    field = next((f for f in fields if (f["name"] == column if case_sensitive
-                                        else f["name"].lower() == column.lower())), None)
-    if field is None:
-        names = ", ".join(f["name"] for f in fields)
-        raise AnalysisException(f"ALTER TABLE {ref.display} ALTER COLUMN {column} {verb}: the "
-                                f"table has no column {column} (columns: {names}); the table "
-                                "is unchanged")
+    field = _top_field(spark, ref, schema, column, verb)
     if not_null:
         constraint = Constraint("NOT NULL", field["name"], path=(field["name"],))
         broken = _violating_rows(spark, log, snapshot, txn, constraint, "CHANGE COLUMN")
@@ -475,6 +469,53 @@ def set_not_null(spark: SparkSession, ref: TableRef, column: str, not_null: bool
     if upgraded is not None:
         txn.update_protocol(upgraded)
     params = {"column": json.dumps(field, separators=(",", ":"))}
+    return commit(spark, txn, [], "CHANGE COLUMN", params, {})
+
+
+def _top_field(spark: SparkSession, ref: TableRef, schema: dict, column: str, verb: str) -> dict:
+    """The top-level field of ``schema`` (parsed schema JSON) named ``column`` (as Spark
+    compares names); an error naming the table's columns when there is none."""
+    case_sensitive = spark.conf.get("spark.sql.caseSensitive", "false").lower() == "true"
+    fields = schema.get("fields") or []
+    field = next((f for f in fields if (f["name"] == column if case_sensitive
+                                        else f["name"].lower() == column.lower())), None)
+    if field is None:
+        names = ", ".join(f["name"] for f in fields)
+        raise AnalysisException(f"ALTER TABLE {ref.display} ALTER COLUMN {column} {verb}: the "
+                                f"table has no column {column} (columns: {names}); the table "
+                                "is unchanged")
+    return field
+
+
+def sync_identity(spark: SparkSession, ref: TableRef, column: str) -> int:
+    """``ALTER TABLE t ALTER|CHANGE COLUMN c SYNC IDENTITY``: move identity column ``c``'s
+    high-water mark up to the largest value the table holds (the smallest for a negative step),
+    rounded to the column's ``start + k * step``, so that generated values never repeat values
+    written explicitly; the mark never moves back (:meth:`Identity.synced_mark`). Commits a
+    ``CHANGE COLUMN`` even when the mark stays, as delta-spark does; returns the version."""
+    log = DeltaLog(ref.location, name=ref.display)
+    txn, snapshot = begin(log, None, "CHANGE COLUMN", removes_data=False)
+    schema = json.loads(snapshot.metadata.schema_string)
+    field = _top_field(spark, ref, schema, column, "SYNC IDENTITY")
+    identity = identity_columns(snapshot.metadata.schema_string).get(field["name"])
+    if identity is None:
+        raise AnalysisException(
+            f"ALTER TABLE {ref.display} ALTER COLUMN {field['name']} SYNC IDENTITY: "
+            f"{field['name']} is not an identity column of {ref.display} (version "
+            f"{snapshot.version}); SYNC IDENTITY applies to columns GENERATED ... AS IDENTITY. "
+            "The table is unchanged")
+    txn.read_whole_table()
+    extreme = F.max if identity.step > 0 else F.min
+    with spark_job_errors(log, snapshot, "CHANGE COLUMN"):
+        value = scan(spark, log, snapshot).agg(
+            extreme(quoted_column(field["name"]))).collect()[0][0]
+    params = {"column": json.dumps(field, separators=(",", ":"))}
+    mark = identity.synced_mark(value)
+    metadata = snapshot.metadata
+    if mark is not None:
+        metadata = dataclasses.replace(metadata, schema_string=with_high_water_marks(
+            metadata.schema_string, {field["name"]: mark}))
+    txn.update_metadata(metadata)
     return commit(spark, txn, [], "CHANGE COLUMN", params, {})
 
 

@@ -49,6 +49,20 @@ class Identity:
         k = max(0, (self.high_water_mark - self.start) // self.step + 1)
         return self.start + k * self.step
 
+    def synced_mark(self, extreme: int | None) -> int | None:
+        """The high-water mark ``SYNC IDENTITY`` leaves, given the column's largest value (its
+        smallest for a negative step; None when it holds none), as delta-spark 4.4: the value
+        rounded to the next ``start + k * step``, when that lies beyond both ``start`` and the
+        current mark; otherwise the current mark (it never moves back)."""
+        if extreme is None:
+            return self.high_water_mark
+        before_start = extreme < self.start if self.step > 0 else extreme > self.start
+        k = -((self.start - extreme) // self.step)        # ceil((extreme - start) / step)
+        mark = self.start + k * self.step
+        if before_start or not self.beyond(mark):
+            return self.high_water_mark
+        return mark
+
     def beyond(self, value: int) -> bool:
         """Whether ``value`` lies beyond the high-water mark in the direction of ``step``."""
         if self.high_water_mark is None:

@@ -246,11 +246,14 @@ class Sqlext(Spark):
         def _parse_alter_table_change(self) -> exp.Expr | None:
             """``CHANGE [COLUMN] c COMMENT '...'`` (Delta's way to set only a column's comment)
             as ``ALTER COLUMN c COMMENT '...'``, ``CHANGE [COLUMN] c SET|DROP NOT NULL`` (the
-            form dbt-spark's contracts emit) as ``ALTER COLUMN c SET|DROP NOT NULL``; other
+            form dbt-spark's contracts emit) as ``ALTER COLUMN c SET|DROP NOT NULL``,
+            ``CHANGE [COLUMN] c SYNC IDENTITY`` as ``ALTER COLUMN c SYNC IDENTITY``; other
             forms as Hive's ``CHANGE``."""
             index = self._index
             self._match(TokenType.COLUMN)
             column = self._parse_field(any_token=True)
+            if column is not None and self._match_text_seq("SYNC", "IDENTITY"):
+                return self.expression(nodes.SyncIdentity(this=column))
             if column is not None and self._match(TokenType.COMMENT):
                 return self.expression(exp.AlterColumn(this=column, comment=self._parse_string()))
             if column is not None and self._match_text_seq("SET", "NOT", "NULL"):
@@ -259,6 +262,16 @@ class Sqlext(Spark):
                 return self.expression(exp.AlterColumn(this=column, drop=True, allow_null=True))
             self._retreat(index)
             return super()._parse_alter_table_change()
+
+        def _parse_alter_table_alter(self) -> exp.Expr | None:
+            """Delta's ``ALTER [COLUMN] c SYNC IDENTITY``; other forms as sqlglot's."""
+            index = self._index
+            self._match(TokenType.COLUMN)
+            column = self._parse_field(any_token=True)
+            if column is not None and self._match_text_seq("SYNC", "IDENTITY"):
+                return self.expression(nodes.SyncIdentity(this=column))
+            self._retreat(index)
+            return super()._parse_alter_table_alter()
 
         def _at_clone(self) -> bool:
             """``CREATE [OR REPLACE] TABLE [IF NOT EXISTS] t SHALLOW|DEEP CLONE ...`` ahead."""

@@ -55,6 +55,10 @@ class DescribeDetail(exp.Expression):
     """``DESCRIBE DETAIL t``: ``this`` the table."""
 
 
+class SyncIdentity(exp.Expression):
+    """Delta's ``ALTER COLUMN c SYNC IDENTITY`` (an ``ALTER TABLE`` action): ``this`` the column."""
+
+
 class ShowTables(exp.Expression):
     """``SHOW TABLES [IN|FROM db] [[LIKE] 'pattern']``.
 
@@ -234,6 +238,10 @@ def _describe_history_sql(gen: Generator, e: DescribeHistory) -> str:
     return f"DESCRIBE HISTORY {gen.sql(e, 'this')}" + (f" LIMIT {limit}" if limit else "")
 
 
+def _sync_identity_sql(gen: Generator, e: SyncIdentity) -> str:
+    return f"ALTER COLUMN {gen.sql(e, 'this')} SYNC IDENTITY"
+
+
 def _describe_detail_sql(gen: Generator, e: DescribeDetail) -> str:
     return f"DESCRIBE DETAIL {gen.sql(e, 'this')}"
 
@@ -314,6 +322,7 @@ GENERATORS: dict[type[exp.Expr], t.Callable[..., str]] = {
     ChangesClause: _changes_sql,
     DescribeHistory: _describe_history_sql,
     DescribeDetail: _describe_detail_sql,
+    SyncIdentity: _sync_identity_sql,
     ShowTables: _show_tables_sql,
     ShowTblProperties: _show_tblproperties_sql,
     ShowCreateTable: _show_create_table_sql,

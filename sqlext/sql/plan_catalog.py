@@ -21,7 +21,7 @@ from sqlext.errors import (AnalysisException, TableNotFoundError,
                            UnsupportedOperationError)
 from sqlext.sql import plan as P
 from sqlext.sql import splice
-from sqlext.sql.nodes import delta_path, property_map
+from sqlext.sql.nodes import SyncIdentity, delta_path, property_map
 from sqlext.sql.resolve import Kind, Resolver, label
 from sqlext.sql.sqltypes import struct_from_columns
 
@@ -29,7 +29,8 @@ ALTER_SUPPORTED = ("ALTER TABLE t ADD COLUMNS (c type, ...), ALTER TABLE t SET T
                    "(k = v, ...), ALTER TABLE t RENAME TO u, ALTER TABLE t CHANGE COLUMN c "
                    "COMMENT '...', ALTER TABLE t ALTER COLUMN c COMMENT '...', ALTER TABLE t "
                    "ADD CONSTRAINT name CHECK (expr), ALTER TABLE t DROP CONSTRAINT [IF EXISTS] "
-                   "name, ALTER TABLE t ALTER|CHANGE COLUMN c SET|DROP NOT NULL, and with "
+                   "name, ALTER TABLE t ALTER|CHANGE COLUMN c SET|DROP NOT NULL, ALTER TABLE t "
+                   "ALTER|CHANGE COLUMN c SYNC IDENTITY, and with "
                    "delta.columnMapping.mode = 'name': ALTER TABLE t RENAME COLUMN a TO b, "
                    "ALTER TABLE t DROP COLUMN[S] [IF EXISTS] c | (c, d)")
 # the arguments of an ALTER COLUMN that only sets or drops NOT NULL
@@ -103,6 +104,8 @@ def plan_alter(resolver: Resolver, stmt: exp.Alter) -> P.Plan | None:
         not_null = not action.args["allow_null"]
         return _plan(lambda: ddl.set_not_null(spark, ref, _column_name(action.this, ref),
                                               not_null))
+    if isinstance(action, SyncIdentity):
+        return _plan(lambda: ddl.sync_identity(spark, ref, _column_name(action.this, ref)))
     if isinstance(action, exp.RenameColumn):
         path, new = _field_path(action.this, ref), action.args.get("to")
         return _plan(lambda: ddl.rename_column(spark, ref, path, _field_path(new, ref)[-1]))
@@ -139,8 +142,9 @@ def _column_name(node: exp.Expression, ref: TableRef) -> str:
                                             and not node.args.get("table")):
         return node.name
     raise UnsupportedOperationError(f"ALTER TABLE {ref.display} ALTER COLUMN "
-                                    f"{node.sql(dialect='spark')}: SET / DROP NOT NULL applies "
-                                    "to top-level columns only; the table is unchanged")
+                                    f"{node.sql(dialect='spark')}: SET / DROP NOT NULL and SYNC "
+                                    "IDENTITY apply to top-level columns only; the table is "
+                                    "unchanged")
 
 
 def _field_path(node: exp.Expression, ref: TableRef) -> list[str]:

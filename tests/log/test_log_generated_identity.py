@@ -40,6 +40,24 @@ def test_first_free_value_follows_start_step_and_mark():
     assert Identity("i", 1, -1, -7, False).beyond(-8)
 
 
+def test_sync_identity_mark():
+    """SYNC IDENTITY's new mark, as delta-spark 4.4 leaves it (tests/deltaspark compares the
+    same cases): the extreme value rounded to start + k*step, only forward, not before start."""
+    def mark(start, step, high, extreme):
+        return Identity("id", start, step, high, True).synced_mark(extreme)
+
+    assert mark(1, 1, 3, 10) == 10
+    assert mark(1, 1, 10, 3) == 10                  # never moves back
+    assert mark(0, 5, 5, 12) == 15                  # rounded up to the step's grid
+    assert mark(0, 5, 5, 10) == 10
+    assert mark(-1, -2, -3, -10) == -11             # negative step: the smallest value
+    assert mark(-1, -2, -3, -9) == -9
+    assert mark(100, 1, None, 50) is None           # before the start: no mark
+    assert mark(100, 1, None, 150) == 150
+    assert mark(1, 1, None, None) is None           # no values
+    assert mark(1, 1, 2, 2) == 2
+
+
 def test_protocol_of_tables_with_generated_and_identity_columns():
     only_generated = _schema(("a", "integer", {}),
                              ("b", "integer", {"delta.generationExpression": "a + 1"}))
