@@ -28,7 +28,9 @@ from sqlext.engine.dml.command import (DmlResult, Timer, begin, commit, file_met
 from sqlext.engine.io.partitions import files_matching_partition_predicate
 from sqlext.engine.dml.marking import (discarded_on_failure, mark_rows, matching_rows,
                                        uses_deletion_vectors)
+from sqlext.engine.dml import local_match
 from sqlext.engine.dml.rewrite import delete_matching_rows, total_records
+from sqlext.engine.session import conf_bytes
 from sqlext.log.pruning import Pruner
 from sqlext.log.table import DeltaLog
 from sqlext.log.transaction import Transaction
@@ -91,10 +93,15 @@ def _delete_marking(spark: SparkSession, log: DeltaLog, txn: Transaction, snapsh
     """Case 3 on a table with deletion vectors: mark the matching rows, rewrite no file."""
     scanned = Pruner(cond.predicate, snapshot.schema, snapshot.partition_columns).prune(
         snapshot.files) if cond.predicate is not None else snapshot.files
-    with spark_job_errors(log, snapshot, OPERATION):
-        hits = matching_rows(spark, log, snapshot, scanned, cond.column, alias)
-        scan_ms = timer.lap()
-        touched = [f for f in scanned if f.path in hits]
+    # a narrow condition on a few small files: found on the driver, no Spark job
+    hits = local_match.local_matching_rows(
+        log, snapshot, scanned, cond.predicate, alias,
+        conf_bytes(spark, local_match.MAX_BYTES_CONF, local_match.MAX_BYTES_DEFAULT))
+    if hits is None:
+        with spark_job_errors(log, snapshot, OPERATION):
+            hits = matching_rows(spark, log, snapshot, scanned, cond.column, alias)
+    scan_ms = timer.lap()
+    touched = [f for f in scanned if f.path in hits]
     # No change data file: the change feed reads the deleted rows from the vectors (the rows
     # each new vector deletes and the old one did not), as delta-spark writes and reads it.
     marking = mark_rows(log, touched, hits)

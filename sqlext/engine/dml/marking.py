@@ -3,6 +3,8 @@ delta-spark does on tables with ``delta.enableDeletionVectors=true``.
 
 One Spark job finds the matching rows of the candidate files with their position in the file
 (``_metadata.row_index``, :func:`matching_rows`); only (file, row index) pairs reach the driver.
+(A DELETE with a simple condition on a few small files finds them on the driver instead:
+:mod:`sqlext.engine.dml.local_match`.)
 :func:`mark_rows` unions them with each file's current deletion vector, writes ONE deletion vector
 file for the commit (``deletion_vector_<uuid>.bin`` at the table root, every bitmap in it) and
 returns the actions: ``remove`` of each touched file with its old vector, ``add`` of the same
