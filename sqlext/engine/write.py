@@ -17,11 +17,11 @@ from sqlext.engine.commit import commit
 from sqlext.engine.conditions import check_condition, spark_condition
 from sqlext.engine.constraints import table_constraints, without_check_constraints
 from sqlext.engine.maintenance.convert import require_empty_location
-from sqlext.engine.io.files import write_files
+from sqlext.engine.io.files import CHANGE_TYPE, write_files
 from sqlext.engine.io.partitions import files_matching_partition_predicate
 from sqlext.engine.post_commit import after_commit
 from sqlext.engine.dml.assignments import runtime_error
-from sqlext.engine.dml.rewrite import delete_matching_rows, write_changes
+from sqlext.engine.dml.rewrite import delete_matching_rows
 from sqlext.engine.generated import (IdentityValues, fill_generated, refuse_explicit_identity,
                                      with_identity_values)
 from sqlext.engine.io.scan import partition_value
@@ -150,15 +150,27 @@ def _write_once(spark, df, ref: TableRef, mode, partition_by, replace_where, mer
         identity = IdentityValues()
         if snapshot is not None and not replace_schema:
             data, identity = with_identity_values(data, plan.table_schema, supplied)
-        written = write_files(spark, data, log, pcols, plan.table_schema,
+        replaced = None
+        with_inserts = False
+        if condition is not None and snapshot is not None and mode == "overwrite":
+            replaced = _replaced_files(snapshot, replace_where)
+            # rows a replaceWhere on data columns deletes become change rows, and a version
+            # with change files must hold all of its changes there: the new rows are written
+            # as inserts too, by the same job as the data (one evaluation of the rows)
+            with_inserts = cdf and bool(replaced[1]) and not only_partition_columns(
+                replaced[0], snapshot.partition_columns)
+        written = write_files(spark, _with_insert_images(data) if with_inserts else data, log,
+                              pcols, plan.table_schema,
                               constraints=table_constraints(plan.table_schema,
                                                             effective.configuration),
-                              metadata=effective)
+                              kind="mixed" if with_inserts else "data", metadata=effective)
+        inserts = [w for w in written if w.is_change_file]
+        written = [w for w in written if not w.is_change_file]
         removed, rewritten, changes, extra_metrics = [], [], [], {}
         if snapshot is not None and mode == "overwrite":
             if condition is not None:
                 removed, rewritten, changes, extra_metrics = _replace_where(
-                    spark, log, snapshot, txn, condition, replace_where, cdf, data)
+                    spark, log, snapshot, txn, condition, replaced, cdf, inserts)
             elif pcols and _dynamic(spark, partition_overwrite_mode) and not replace_schema:
                 # "" is null in the log too (delta-rs writes it); names match case-insensitively
                 mapping = ColumnMapping.of(effective)
@@ -258,11 +270,29 @@ def _metadata(snapshot, plan, pcols, configuration, replace_schema, ref,
                                configuration=conf, description=desc)
 
 
-def _replace_where(spark, log, snapshot, txn, condition, text, cdf, data):
-    """Remove what ``replaceWhere`` replaces: whole files for a partition predicate, matching rows
-    (touched files rewritten) for a predicate on data columns."""
+def _replaced_files(snapshot, text: str) -> tuple:
+    """(the parsed ``replaceWhere`` predicate, the files it may select by their statistics)."""
     predicate = parse_predicate(text)
-    candidates = Pruner.of(predicate, snapshot).prune(snapshot.files)
+    return predicate, Pruner.of(predicate, snapshot).prune(snapshot.files)
+
+
+def _with_insert_images(data: DataFrame) -> DataFrame:
+    """Each row of ``data`` twice: as data (``_change_type`` NULL) and as an ``insert`` change
+    row, from one evaluation (:func:`write_files`' ``kind="mixed"`` input)."""
+    fields = ", ".join(f"{quote_identifier(c)} AS {quote_identifier(c)}" for c in data.columns)
+
+    def image(change_type: str) -> str:
+        return f"struct({fields}, {change_type} AS {quote_identifier(CHANGE_TYPE)})"
+
+    data_row, insert_row = image("CAST(NULL AS STRING)"), image("'insert'")
+    return data.selectExpr(f"inline(array({data_row}, {insert_row}))")
+
+
+def _replace_where(spark, log, snapshot, txn, condition, replaced, cdf, inserts):
+    """Remove what ``replaceWhere`` replaces (``replaced``: :func:`_replaced_files`): whole files
+    for a partition predicate, matching rows (touched files rewritten) for a predicate on data
+    columns; ``inserts``, the new rows as change rows, join the deleted rows' change rows."""
+    predicate, candidates = replaced
     txn.read_predicate(predicate)
     txn.read_files(candidates)
     if only_partition_columns(predicate, snapshot.partition_columns):
@@ -270,10 +300,7 @@ def _replace_where(spark, log, snapshot, txn, condition, text, cdf, data):
         return removed, [], [], {}
     result = delete_matching_rows(spark, log, snapshot, candidates, condition, cdf)
     txn.row_ids_preserved = result.row_ids_preserved
-    changes = list(result.changes)
-    if changes:
-        # a version with change files must hold all of its changes there: the inserts too
-        changes += write_changes(spark, log, snapshot, data, "insert")
+    changes = list(result.changes) + list(inserts)
     metrics = {"numDeletedRows": result.metrics["numDeletedRows"],
                "numCopiedRows": result.metrics["numCopiedRows"]}
     return result.removed, result.added, changes, metrics

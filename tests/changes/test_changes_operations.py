@@ -97,6 +97,33 @@ def test_writes(spark, tmp_path):
     assert without_version(got["net"]) == expected
 
 
+def test_replace_where_that_deletes_nothing(spark, tmp_path):
+    """replaceWhere on a data column whose candidate files hold no row it deletes: the version's
+    change rows are the new rows' inserts, nothing else (written with the data, one job)."""
+    path = tmp_path / "t"
+    write(spark, path, [(i, 0, f"s{i}") for i in range(6)])                        # v0
+    write(spark, path, [(7, 1, "x")], mode="overwrite", replaceWhere="length(s) = 1")  # v1
+    assert has_change_files(path, 1)
+    got = feeds(spark, path, {"v1": dict(startingVersion=1, endingVersion=1)})
+    assert got["v1"] == Counter({(7, 1, "x", "insert", 1): 1})
+    assert_matches_deltalake(spark, path, range(0, 2))
+    assert sorted(r.id for r in sqlext.read(spark, str(path)).collect()) == [0, 1, 2, 3, 4, 5, 7]
+
+
+def test_replace_where_inserts_equal_the_rows_written(spark, tmp_path):
+    """The insert change rows of a replaceWhere come from the same evaluation as the data: a
+    value computed per query (current_timestamp(), fixed once per Spark job) is the same in the
+    table and in the feed."""
+    path = tmp_path / "t"
+    sqlext.write(spark.range(0, 6).selectExpr("id", "current_timestamp() AS ts"), str(path))
+    sqlext.write(spark.range(0, 2).selectExpr("id", "current_timestamp() AS ts"), str(path),
+                 mode="overwrite", replaceWhere="id < 2")                             # v1
+    table = {r.id: r.ts for r in sqlext.read(spark, str(path)).collect() if r.id < 2}
+    inserted = {r.id: r.ts for r in sqlext.changes(spark, str(path), startingVersion=1)
+                .collect() if r._change_type == "insert"}
+    assert inserted == table
+
+
 def test_schema_evolution_inside_the_range(spark, tmp_path):
     path = tmp_path / "t"
     write(spark, path, [(1, 0, "a")])                                              # v0

@@ -73,15 +73,6 @@ def total_records(files: list[AddFile]) -> int | None:
     return total
 
 
-def write_changes(spark: SparkSession, log: DeltaLog, snapshot: Snapshot, df: DataFrame,
-                  change_type: Column | str) -> list[WrittenFile]:
-    """Write rows to ``_change_data/`` with their ``_change_type``."""
-    schema = spark_schema(snapshot.metadata.schema_string)
-    ct = F.lit(change_type) if isinstance(change_type, str) else change_type
-    return write_files(spark, df.withColumn(CHANGE_TYPE, ct), log, snapshot.partition_columns,
-                       schema, constraints=[], kind="cdc", metadata=snapshot.metadata)
-
-
 def rewrite_files(spark: SparkSession, log: DeltaLog, snapshot: Snapshot,
                   touched: list[AddFile], output: DataFrame, with_changes: bool) -> Rewrite:
     """Replace the ``touched`` files by the rows of ``output``, in one Spark job.
