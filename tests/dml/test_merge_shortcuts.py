@@ -1,4 +1,5 @@
-"""Shortcuts MERGE takes that must not change its result: one-sided clauses' plain column values
+"""Shortcuts MERGE takes that must not change its result: a source no target file can match
+written as plain inserts, one-sided clauses' plain column values
 read after the join instead of copied before it, a small source's keys summarised on the driver
 (read from its parquet files when it is a plain scan of them), a computed source materialized
 once, empty table frames reused."""
@@ -69,6 +70,39 @@ def test_insert_star_copies_nothing_and_merges_as_duckdb(spark, table_path):
                                                "WHEN MATCHED THEN UPDATE SET * "
                                                "WHEN NOT MATCHED THEN INSERT *")
     assert_same_rows(read_deltalake(table_path), expected)
+
+
+def test_a_source_no_file_can_match_is_only_inserted(spark, table_path):
+    """Source keys beyond every file's id range: no candidate file, so the MERGE (update and
+    insert clauses, a NOT MATCHED BY SOURCE one whose condition no file's statistics allow)
+    writes the inserts straight from the source in one Spark job, removes nothing, and ends as
+    DuckDB's MERGE does."""
+    spark_table(spark, table_path, ROWS, files=3)
+    src_rows = [(100, 1, "x", 5), (101, 2, "y", None), (100, 0, "z", 6)]
+    # a VALUES source: held by the plan, its keys summarised on the driver (no job of its own)
+    src = spark.sql("SELECT CAST(id AS BIGINT) id, CAST(p AS INT) p, s, CAST(v AS BIGINT) v "
+                    "FROM VALUES (100, 1, 'x', 5), (101, 2, 'y', NULL), (100, 0, 'z', 6) "
+                    "AS s(id, p, s, v)").alias("s")
+    statement = ("MERGE INTO tgt AS t USING src AS s ON t.id = s.id "
+                 "WHEN MATCHED THEN UPDATE SET v = s.v "
+                 "WHEN NOT MATCHED THEN INSERT * "
+                 "WHEN NOT MATCHED BY SOURCE AND t.id > 500 THEN DELETE")
+
+    def run():
+        return (DeltaTable.forPath(spark, str(table_path)).alias("t").merge(src, "t.id = s.id")
+                .whenMatchedUpdate(set={"v": "s.v"}).whenNotMatchedInsertAll()
+                .whenNotMatchedBySourceDelete("t.id > 500").execute())
+
+    result, jobs = jobs_run(spark, run)
+    assert jobs == 1
+    assert_same_rows(read_deltalake(table_path), duckdb_merge(ROWS, src_rows, statement))
+    metrics = result.first()
+    assert (metrics.num_affected_rows, metrics.num_inserted_rows, metrics.num_updated_rows) == \
+        (3, 3, 0)
+    commit = [json.loads(line) for line in (table_path / "_delta_log" / f"{1:020d}.json")
+              .read_text().splitlines()]
+    assert not any("remove" in a for a in commit)
+    assert json.loads(commit[0]["commitInfo"]["operationMetrics"]["numTargetRowsInserted"]) == 3
 
 
 def test_a_small_source_is_summarised_on_the_driver_with_the_same_result(spark, table_path):

@@ -234,7 +234,10 @@ class _Merge:
             progress(f"{len(candidates)} candidate file(s); "
                      + ("writing the inserted rows" if plan.insert_only
                         else "joining them with the source, writing the new files"))
-            if plan.insert_only:
+            if plan.insert_only or not candidates:
+                # no target file can hold a match (the source's keys lie outside every file's
+                # range, or the table is empty): the rows NOT MATCHED clauses insert are all
+                # there is to write, no join needed
                 removed, written = [], self._insert_only(candidates)
                 touched = None
             else:
