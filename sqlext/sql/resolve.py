@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pyspark.sql import SparkSession
 from sqlglot import exp
 
-from sqlext.catalog import (Catalog, TableRef, ViewDef, ViewStore, has_delta_log, spark_name,
+from sqlext.catalog import (Catalog, TableRef, ViewDef, ViewStore, has_delta_log,
                             split_name)
 from sqlext.engine.session import TempViews
 from sqlext.errors import AnalysisException

@@ -64,11 +64,11 @@ def local_matching_rows(log: DeltaLog, snapshot: Snapshot, candidates: list[AddF
     fields = json.loads(snapshot.metadata.schema_string).get("fields") or []
     if len({f["name"].lower() for f in fields}) != len(fields):
         return None         # names that differ only in case: leave resolution to Spark
-    types = {f["name"].lower(): (f["name"], f["type"]) for f in fields
+    kinds = {f["name"].lower(): _KINDS[f["type"]] for f in fields
              if isinstance(f["type"], str) and f["type"] in _KINDS
              and f["name"].lower() not in partitions}
     try:
-        evaluate = _Evaluator(types, alias)
+        evaluate = _Evaluator(kinds, alias)
         evaluate.check(predicate)
         hits = {}
         for f in candidates:
@@ -102,12 +102,12 @@ class _Evaluator:
     """Evaluates a supported sqlglot condition over an Arrow table of its columns (lower-case
     names); :meth:`check` first walks it and collects the columns, raising on anything else."""
 
-    def __init__(self, types: dict[str, tuple[str, str]], alias: str | None):
-        self.types, self.alias = types, alias
+    def __init__(self, kinds: dict[str, str], alias: str | None):
+        self.kinds, self.alias = kinds, alias      # column (lower case) -> its kind
         self.columns: list[str] = []
 
     def check(self, node: exp.Expression) -> None:
-        self._kind(node, boolean=True)
+        self._kind(node)
 
     def _column(self, node: exp.Expression) -> str | None:
         """The lower-case name of a supported column reference, None if not a column."""
@@ -118,7 +118,7 @@ class _Evaluator:
                 self.alias is None or table.name.lower() != self.alias.lower())):
             raise _Unsupported("a qualified column")
         name = node.name.lower()
-        if name not in self.types:
+        if name not in self.kinds:
             raise _Unsupported("a column of another type, or a partition column")
         if name not in self.columns:
             self.columns.append(name)
@@ -145,21 +145,22 @@ class _Evaluator:
         """('column', kind) or ('literal', kind) of a comparison's side."""
         name = self._column(node)
         if name is not None:
-            return "column", _KINDS[self.types[name][1]]
+            return "column", self.kinds[name]
         literal = self._literal(node)
         if literal is None:
             raise _Unsupported(f"{type(node).__name__} in a comparison")
         return "literal", literal[0]
 
-    def _kind(self, node: exp.Expression, boolean: bool) -> None:
+    def _kind(self, node: exp.Expression) -> None:
+        """Raise :class:`_Unsupported` unless ``node`` is a supported boolean condition."""
         if isinstance(node, exp.Paren):
-            return self._kind(node.this, boolean)
+            return self._kind(node.this)
         if isinstance(node, (exp.And, exp.Or)):
-            self._kind(node.this, True)
-            self._kind(node.expression, True)
+            self._kind(node.this)
+            self._kind(node.expression)
             return None
         if isinstance(node, exp.Not):
-            return self._kind(node.this, True)
+            return self._kind(node.this)
         if isinstance(node, exp.Is) and isinstance(node.expression, exp.Null):
             if self._column(node.this) is None:
                 raise _Unsupported("IS NULL of an expression")
@@ -177,12 +178,12 @@ class _Evaluator:
         if isinstance(node, exp.In) and not node.args.get("query") and node.expressions:
             name = self._column(node.this)
             literals = [self._literal(n) for n in node.expressions]
-            if name is None or any(lit is None or lit[0] != _KINDS[self.types[name][1]]
+            if name is None or any(lit is None or lit[0] != self.kinds[name]
                                    for lit in literals):
                 raise _Unsupported("IN of an expression or of other kinds")
             return None
         name = self._column(node)
-        if name is not None and _KINDS[self.types[name][1]] == "boolean":
+        if name is not None and self.kinds[name] == "boolean":
             return None
         raise _Unsupported(f"{type(node).__name__} in a condition")
 

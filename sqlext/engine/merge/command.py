@@ -232,7 +232,7 @@ class _Merge:
             progress("finding the files the source touches")
             candidates = self._candidates()
             progress(f"{len(candidates)} candidate file(s); "
-                     + ("writing the inserted rows" if plan.insert_only
+                     + ("writing the inserted rows" if plan.insert_only or not candidates
                         else "joining them with the source, writing the new files"))
             if plan.insert_only or not candidates:
                 # no target file can hold a match (the source's keys lie outside every file's
@@ -387,22 +387,21 @@ class _Merge:
             file, source_row = F.lit(None).cast("string"), F.lit(None).cast("long")
             row = F.when(target[TARGET_PRESENT].isNotNull(), F.lit(0).cast("long"))
         row_index = [target[ROW_INDEX_COLUMN].alias(_ROW_INDEX)] if ids and self._dv else []
+        kind = plan.kind(clause, target)
         stable = []
         if ids and self._stable is not None:
             # a copied row keeps its id and commit version, an updated one its id (it takes the
             # commit's version); an inserted row has neither, so its new file's baseRowId and
             # the commit give them (as delta-spark's MERGE)
-            copied = plan.kind(clause, target) == F.lit(COPY)
+            copied = kind == F.lit(COPY)
             stable = [target[quote_identifier(self._stable[0])].alias(_STABLE_ID),
                       F.when(copied, target[quote_identifier(self._stable[1])])
                       .alias(_STABLE_VERSION)]
-        rows = rows.select(
+        return rows.select(
             file.alias(_FILE), row.alias(ROW_ID), source_row.alias(SOURCE_ROW_ID), *row_index,
-            plan.matched(target, source).alias(_MATCHED), clause,
-            plan.kind(clause, target).alias(KIND),
+            plan.matched(target, source).alias(_MATCHED), clause, kind.alias(KIND),
             *[c.alias(f"__n{i}") for i, c in enumerate(plan.new_values(clause, target, source))],
             *[c.alias(f"__o{i}") for i, c in enumerate(old)], *stable)
-        return rows
 
     def _touched(self, joined: DataFrame, files: list[AddFile],
                  every_target_row: bool) -> dict[str, _Touched]:

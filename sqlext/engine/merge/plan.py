@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
-from sqlglot import exp
 
 from sqlext.engine import connect_plans
 from sqlext.engine.dml.assignments import assign, split_name, target_path
