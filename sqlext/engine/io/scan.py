@@ -107,18 +107,18 @@ def scan(spark: SparkSession, log: DeltaLog, snapshot: Snapshot, files: list[Add
                       + (_row_tracking_values(f) if stable_row_ids is not None else ()),
                       f.deletion_vector)
              for f in files]
+    # fresh row ids are baseRowId + the row's position
+    row_index = with_row_index or stable_row_ids is not None
     try:
         mapping = ColumnMapping.of(snapshot.metadata)
         if mapping is not None:     # physical names in files and partition values
             from sqlext.engine.io.mapped_scan import read_mapped_files
             # the materialized columns carry no physical name: read by their own names
             df = read_mapped_files(spark, log, schema, snapshot.partition_columns, reads,
-                                   mapping, extra, version=snapshot.version,
-                                   row_index=with_row_index or stable_row_ids is not None)
+                                   mapping, extra, version=snapshot.version, row_index=row_index)
         else:
             df = read_files(spark, log, schema, snapshot.partition_columns, reads, extra,
-                            version=snapshot.version,
-                            row_index=with_row_index or stable_row_ids is not None)
+                            version=snapshot.version, row_index=row_index)
         return df if stable_row_ids is None else _stable_row_id_frame(df, stable_row_ids,
                                                                       with_row_index)
     except SparkAnalysisException as exc:

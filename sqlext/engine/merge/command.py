@@ -565,9 +565,10 @@ class _Merge:
     def _rewrite_at_once(self, candidates: list[AddFile]
                          ) -> tuple[list[AddFile], list[WrittenFile], dict[str, _Touched]] | None:
         """Few small candidate files: join, rewrite and count in one pass (one Spark job per
-        stage of the join), as the common upsert wants. Every candidate's rows are written to files of their own (grouped
-        by the file they come from, inserted rows apart); the rewrites of candidates no clause
-        changes are then discarded, so the commit removes exactly the touched files. The
+        stage of the join), as the common upsert wants. Every candidate's rows are written to
+        files of their own (grouped by the file they come from, inserted rows apart); the
+        rewrites of candidates no clause changes are then discarded, so the commit removes
+        exactly the touched files. The
         candidates' rows must come out of the join exactly ``numRecords`` times in all (no row
         matched by several source rows); otherwise everything written is discarded and None
         sends the MERGE down the general path."""
