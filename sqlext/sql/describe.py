@@ -2,7 +2,8 @@
 
 Results have the columns Spark and delta-spark give: ``col_name, data_type, comment`` for
 DESCRIBE, ``namespace, tableName, isTemporary`` for SHOW TABLES, ``key, value`` for SHOW
-TBLPROPERTIES, ``createtab_stmt`` for SHOW CREATE TABLE.
+TBLPROPERTIES, ``createtab_stmt`` for SHOW CREATE TABLE. They are local relations: fetching one
+runs no Spark job (dbt describes every relation it builds).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from sqlglot import exp
 
 from sqlext.tables import DeltaTable
 from sqlext.catalog import TableRef
+from sqlext.engine.io.scan import local_frame
 from sqlext.engine.schemas import spark_schema
 from sqlext.errors import AnalysisException, TableNotFoundError, UnsupportedOperationError
 from sqlext.log.table import DeltaLog
@@ -78,7 +80,7 @@ def plan_describe(resolver: Resolver, stmt: exp.Describe) -> P.Plan | None:
 
         def run_view():
             view = target.view
-            schema = reads.dataframe(spark).schema
+            schema = reads.schema(spark)
             rows = _column_rows(schema)
             if view.column_comments:
                 rows = [(name, dtype, comment if comment is not None else own)
@@ -90,7 +92,7 @@ def plan_describe(resolver: Resolver, stmt: exp.Describe) -> P.Plan | None:
                 if view.comment:
                     rows.append(("Comment", view.comment, None))
                 rows.append(("View Text", view.query, None))
-            return spark.createDataFrame(rows, DESCRIBE_SCHEMA)
+            return local_frame(spark, rows, DESCRIBE_SCHEMA)
 
         return P.Plan(run_view, reads.sql(), reads.labels)
     if target.kind is not Kind.TABLE:
@@ -126,7 +128,7 @@ def _describe_table(spark: SparkSession, ref: TableRef, extended: bool):
             rows.append(("Comment", md.description, None))
         rows += [("Table Properties", f"[{props}]", None),
                  ("Version", str(snapshot.version), None)]
-    return spark.createDataFrame(rows, DESCRIBE_SCHEMA)
+    return local_frame(spark, rows, DESCRIBE_SCHEMA)
 
 
 # --- SHOW -------------------------------------------------------------------------------------
@@ -166,7 +168,7 @@ def plan_show_tables(resolver: Resolver, stmt: nodes.ShowTables) -> P.Plan:
             if matches(view.name):
                 rows[("", view.name)] = True
         out = sorted(((ns, t, tmp) for (ns, t), tmp in rows.items()), key=lambda r: (r[2], r[1]))
-        return spark.createDataFrame(out, SHOW_TABLES_SCHEMA)
+        return local_frame(spark, out, SHOW_TABLES_SCHEMA)
 
     return P.Plan(run, rendered)
 
@@ -197,7 +199,7 @@ def plan_show_tblproperties(resolver: Resolver, stmt: nodes.ShowTblProperties) -
             rows = [(key, value)]
         else:
             rows = sorted(props.items())
-        return spark.createDataFrame(rows, PROPERTIES_SCHEMA)
+        return local_frame(spark, rows, PROPERTIES_SCHEMA)
 
     return P.Plan(run)
 
@@ -211,7 +213,8 @@ def plan_show_create_table(resolver: Resolver, stmt: nodes.ShowCreateTable) -> P
                                         "SHOW CREATE TABLE t")
     spark = resolver.spark
     table = stmt.this.copy()
-    return P.Plan(lambda: spark.createDataFrame([(create_statement(ref, table),)], CREATE_SCHEMA))
+    return P.Plan(lambda: local_frame(
+        spark, [(create_statement(ref, table),)], CREATE_SCHEMA))
 
 
 def create_statement(ref: TableRef, table: exp.Table) -> str:

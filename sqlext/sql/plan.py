@@ -72,12 +72,13 @@ def passthrough(spark: SparkSession, sql: str | Rendered) -> Plan:
 
 
 @contextlib.contextmanager
-def bound(spark: SparkSession, bindings) -> Iterator[None]:
-    """Register each binding's DataFrame as its temporary view while the block runs."""
+def bound(spark: SparkSession, bindings, rows: bool = True) -> Iterator[None]:
+    """Register each binding's DataFrame as its temporary view while the block runs (without
+    ``rows``, reads of no file: see ``Binding.dataframe``)."""
     registered = []
     try:
         for binding in bindings:
-            binding.dataframe(spark).createOrReplaceTempView(binding.name)
+            binding.dataframe(spark, rows=rows).createOrReplaceTempView(binding.name)
             registered.append(binding.name)
         yield
     finally:

@@ -15,6 +15,7 @@ import uuid
 from dataclasses import dataclass
 
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import types as T
 from sqlglot import exp
 
 from sqlext.catalog import Catalog, TableRef, has_delta_log
@@ -53,7 +54,9 @@ class Binding:
     changes: change_reads.ChangeRead | None = None
     prune: exp.Expression | None = None     # skips files that cannot hold rows the query keeps
 
-    def dataframe(self, spark: SparkSession) -> DataFrame:
+    def dataframe(self, spark: SparkSession, rows: bool = True) -> DataFrame:
+        """The read; without ``rows``, the same columns over no file (nothing listed or read):
+        enough to know the type of a query over it."""
         if self.changes is not None:
             return self.changes.dataframe(spark, self.ref)
         version = None if self.version is None else P.integer(
@@ -61,7 +64,9 @@ class Binding:
         ts = None if self.timestamp is None else P.timestamp(spark, self.timestamp)
         log, snapshot = resolve_snapshot(spark, self.ref, version, ts)
         files = None
-        if self.prune is not None and referenced_columns(self.prune) <= {
+        if not rows:
+            files = []
+        elif self.prune is not None and referenced_columns(self.prune) <= {
                 f.name.lower() for f in snapshot.schema}:
             files = Pruner(self.prune, snapshot.schema, snapshot.partition_columns,
                            ColumnMapping.of(snapshot.metadata)).prune(snapshot.files)
@@ -94,6 +99,14 @@ class ReadPlan:
             return P.spark_sql(spark, self.sql(), self.labels, [self.rendered], views)
         with P.bound(spark, self.bindings):
             return P.spark_sql(spark, self.sql(), self.labels, [self.rendered])
+
+    def schema(self, spark: SparkSession) -> T.StructType:
+        """The (query) tree's result columns, found with its tables bound to reads of no file
+        (DESCRIBE of a view lists and reads nothing)."""
+        if is_connect(spark):
+            return self.dataframe(spark).schema
+        with P.bound(spark, self.bindings, rows=False):
+            return P.spark_sql(spark, self.sql(), self.labels, [self.rendered]).schema
 
 
 class ReadRewriter:

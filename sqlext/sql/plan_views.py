@@ -87,7 +87,7 @@ def plan_create_view(resolver: Resolver, stmt: exp.Create) -> P.Plan | None:
                                               "exists")
             if not resolver.catalog.schema_exists(schema):
                 raise AnalysisException(f"CREATE VIEW {text}: schema `{schema}` not found")
-        fields = check.dataframe(spark).schema.fields   # analyses the query: errors now, not later
+        fields = check.schema(spark).fields   # analyses the query: errors now, not later
         if columns is not None and len(columns) != len(fields):
             raise AnalysisException(f"CREATE VIEW {text}: {len(columns)} column name(s) for a "
                                     f"query of {len(fields)} column(s)")

@@ -25,6 +25,7 @@ from sqlext.log.snapshot import Snapshot
 from sqlext.log.table import DeltaLog
 from tests.support.dml_cases import SPARK_SCHEMA, changes_of, operation, rows_table, spark_table
 from tests.support.merge_cases import duckdb_merge
+from tests.support.spark import jobs_run
 from tests.support import assert_same_rows, read_deltalake
 
 ROWS = [(i, i % 3, "abc"[i % 3], i * 10) for i in range(30)]
@@ -144,20 +145,6 @@ def test_a_small_source_is_summarised_on_the_driver_with_the_same_result(spark, 
     by_id = SourceSummary(small.num_rows, small.keys[:1]).prune(snapshot, snapshot.files)
     assert [f.parsed_stats()["minValues"]["id"] for f in by_id] == [0]
     assert small.prune(snapshot, snapshot.files) == []
-
-
-def jobs_run(spark, fn):
-    """(what ``fn()`` returns, how many Spark jobs it ran)."""
-    sc = spark.sparkContext
-    sc.setJobGroup("sqlext-probe", "count the jobs of one call")
-    try:
-        before = len(sc.statusTracker().getJobIdsForGroup("sqlext-probe"))
-        result = fn()
-        sc._jsc.sc().listenerBus().waitUntilEmpty()   # the tracker learns of jobs from events
-        return result, len(sc.statusTracker().getJobIdsForGroup("sqlext-probe")) - before
-    finally:
-        sc.setLocalProperty("spark.jobGroup.id", None)
-        sc.setLocalProperty("spark.job.description", None)
 
 
 def test_keys_of_a_plain_parquet_source_are_read_without_a_spark_job(spark, table_path,

@@ -78,3 +78,16 @@ def spark_conf(spark, settings: dict[str, str]):
             else:
                 spark.conf.set(k, v)
 
+
+def jobs_run(spark, fn):
+    """(what ``fn()`` returns, how many Spark jobs it ran)."""
+    sc = spark.sparkContext
+    sc.setJobGroup("sqlext-probe", "count the jobs of one call")
+    try:
+        before = len(sc.statusTracker().getJobIdsForGroup("sqlext-probe"))
+        result = fn()
+        sc._jsc.sc().listenerBus().waitUntilEmpty()   # the tracker learns of jobs from events
+        return result, len(sc.statusTracker().getJobIdsForGroup("sqlext-probe")) - before
+    finally:
+        sc.setLocalProperty("spark.jobGroup.id", None)
+        sc.setLocalProperty("spark.job.description", None)
