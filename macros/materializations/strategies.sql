@@ -23,7 +23,8 @@
 
 
 {#-- delete+insert as ONE MERGE: the source is every new row (to insert) plus one row per key
-     (to delete the target rows with that key), so the delete and the insert are one commit. --#}
+     (to delete the target rows with that key), so the delete and the insert are one commit. The
+     new rows are read once: the first row of each key comes out twice (explode). --#}
 {% macro sqlext__get_incremental_delete_insert_sql(arg_dict) %}
   {%- set source, target = arg_dict['temp_relation'], arg_dict['target_relation'] -%}
   {%- set keys = sqlext_key_list(arg_dict['unique_key']) -%}
@@ -40,12 +41,12 @@
 
   merge into {{ target }} as DBT_INTERNAL_DEST
   using (
-    select {{ source_columns | join(', ') }}, 'insert' as dbt_sqlext_action from {{ source }}
-    union all
-    select {{ source_columns | join(', ') }}, 'delete' as dbt_sqlext_action from (
+    select {{ source_columns | join(', ') }},
+           explode(if(dbt_sqlext_row = 1, array('insert', 'delete'), array('insert'))) as dbt_sqlext_action
+    from (
       select *, row_number() over (partition by {{ keys | join(', ') }} order by {{ keys | join(', ') }}) as dbt_sqlext_row
       from {{ source }}
-    ) where dbt_sqlext_row = 1
+    )
   ) as DBT_INTERNAL_SOURCE
   on {{ predicates | join('\n    and ') }}
   when matched then delete

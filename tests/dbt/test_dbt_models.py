@@ -144,7 +144,7 @@ def built(spark, tmp_path_factory):
     dbt("run", "--vars", "phase: 2")
     dbt("snapshot", "--vars", "phase: 2")
     yield {"located": located, "schema": schema, "location": location, "first_files": first, "dbt": dbt,
-           "warehouse": spark.conf.get("spark.sql.warehouse.dir")}
+           "warehouse": spark.conf.get("spark.sql.warehouse.dir"), "project": project}
     sqlext.sql(spark, f"DROP SCHEMA IF EXISTS {schema} CASCADE")
 
 
@@ -216,6 +216,11 @@ def test_delete_insert_is_one_commit_with_its_change_feed(spark, built):
     assert [r["operation"] for r in versions] == ["CREATE OR REPLACE TABLE AS SELECT", "MERGE"]
     feed = rows(deltalake_cdf(loc, 1), ["k", "v", "_change_type"])
     assert feed == [(1, "a", "delete"), (1, "b", "delete"), (1, "y", "insert"), (1, "z", "insert")]
+    # the MERGE reads the new rows once (the first row of a key doubles as its delete row)
+    merge = (built["project"] / "target" / "run" / "models_test" / "models"
+             / "inc_delete_insert.sql").read_text().lower()
+    assert "merge into" in merge
+    assert merge.count("inc_delete_insert__dbt_tmp") == 1
 
 
 def test_a_new_process_sees_the_tables_and_the_views_current_data(spark, built):
