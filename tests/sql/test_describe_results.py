@@ -10,6 +10,7 @@ import pytest
 
 import sqlext
 from sqlext.catalog import Catalog
+from sqlext.errors import DeltaFileNotFoundError
 from sqlext.log.table import DeltaLog
 from tests.support.spark import jobs_run
 
@@ -49,7 +50,7 @@ def test_a_view_is_described_without_reading_the_table(spark, table_and_view):
     # a data file gone: reading the view fails, describing it needs no file
     snapshot = DeltaLog(table_and_view).snapshot()
     os.remove(os.path.join(table_and_view, snapshot.files[0].path))
-    with pytest.raises(Exception):
+    with pytest.raises(DeltaFileNotFoundError):
         sqlext.sql(spark, "SELECT * FROM v").collect()
     (rows, jobs) = jobs_run(spark, lambda: sqlext.sql(spark, "DESCRIBE EXTENDED v").collect())
     assert [r[0] for r in rows[:4]] == ["id", "name", "day", "twice"]
