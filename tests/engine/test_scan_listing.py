@@ -8,20 +8,9 @@ from __future__ import annotations
 
 import sqlext
 from sqlext.engine.io.scan import parquet_files
+from tests.support.spark import jobs_run
 
 KEY = "spark.sql.sources.parallelPartitionDiscovery.threshold"
-
-
-def jobs_of(spark, fn):
-    sc = spark.sparkContext
-    sc.setJobGroup("sqlext-listing", "count the jobs of one call")
-    try:
-        result = fn()
-        sc._jsc.sc().listenerBus().waitUntilEmpty()
-        return result, len(sc.statusTracker().getJobIdsForGroup("sqlext-listing"))
-    finally:
-        sc.setLocalProperty("spark.jobGroup.id", None)
-        sc.setLocalProperty("spark.job.description", None)
 
 
 def test_a_table_of_many_local_files_is_read_without_a_listing_job(spark, tmp_path):
@@ -29,9 +18,9 @@ def test_a_table_of_many_local_files_is_read_without_a_listing_job(spark, tmp_pa
     sqlext.write(spark.range(0, 400, 1, numPartitions=40).selectExpr("id", "id * 2 AS v"), path)
     files = sorted(str(p) for p in (tmp_path / "t").glob("*.parquet"))
     assert len(files) == 40
-    df, jobs = jobs_of(spark, lambda: sqlext.read(spark, path))
+    df, jobs = jobs_run(spark, lambda: sqlext.read(spark, path))
     # plain Spark over the same 40 paths (schema given) lists them with a job
-    _, plain_jobs = jobs_of(spark, lambda: spark.read.schema(df.schema).parquet(*files))
+    _, plain_jobs = jobs_run(spark, lambda: spark.read.schema(df.schema).parquet(*files))
     assert plain_jobs == 1
     assert jobs == 0
     assert sorted(r.id for r in df.collect()) == list(range(400))

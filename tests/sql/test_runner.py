@@ -18,6 +18,7 @@ from sqlext.sql.resolve import Resolver
 from sqlext.sql.runner import plan_statement
 from tests.support.compare import assert_same_rows, rows
 from tests.support.readers import read_deltalake
+from tests.support.spark import jobs_run
 
 
 @pytest.fixture
@@ -59,9 +60,8 @@ def test_a_syntax_error_anywhere_runs_nothing(spark, schema):
 def test_planning_runs_no_spark_job(spark, schema):
     sqlext.sql(spark, "CREATE TABLE t (id INT, p STRING) USING delta PARTITIONED BY (p);"
                       "INSERT INTO t VALUES (1, 'x'), (2, 'y')")
-    tracker = spark.sparkContext.statusTracker()
-    spark.sparkContext.setJobGroup("sqlext-plan-test", "planning only")
-    try:
+
+    def plan_all():
         resolver = Resolver(spark)
         kinds = []
         for sql in ("SELECT * FROM t VERSION AS OF 1 a JOIN t b ON a.id = b.id",
@@ -73,10 +73,11 @@ def test_planning_runs_no_spark_job(spark, schema):
                     "DESCRIBE HISTORY t", "CREATE TABLE u USING delta AS SELECT * FROM t"):
             (stmt,) = parse_statements(sql)
             kinds.append(type(plan_statement(resolver, stmt)).__name__)
-        assert list(tracker.getJobIdsForGroup("sqlext-plan-test")) == []
-        assert kinds[2:5] == ["InsertPlan", "DeletePlan", "MergeIntoPlan"]
-    finally:
-        spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
+        return kinds
+
+    kinds, jobs = jobs_run(spark, plan_all)
+    assert jobs == 0
+    assert kinds[2:5] == ["InsertPlan", "DeletePlan", "MergeIntoPlan"]
     assert version(spark, "t") == 1
 
 
