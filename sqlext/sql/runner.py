@@ -15,6 +15,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as T
 from sqlglot import exp
 
+from sqlext.engine.io.scan import empty_frame
 from sqlext.engine.session import native_table_exists, prepare, session_constant
 from sqlext.errors import AnalysisException, SqlextError, UnsupportedOperationError
 from sqlext.sql import (describe, maintenance, nodes, plan_catalog, plan_clone, plan_ddl,
@@ -64,9 +65,9 @@ def execute(resolver: Resolver, stmt: exp.Expression) -> DataFrame | None:
 
 def empty(spark: SparkSession) -> DataFrame:
     """The result of a statement that returns nothing (built once per session: a DataFrame is
-    immutable, and building it costs some thirty py4j round trips)."""
+    immutable)."""
     return session_constant(spark, "empty_result",
-                            lambda: spark.createDataFrame([], T.StructType([])))
+                            lambda: empty_frame(spark, T.StructType([])))
 
 
 # --- planning ---------------------------------------------------------------------------------

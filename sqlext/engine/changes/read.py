@@ -24,7 +24,7 @@ from sqlext.log.changes_plan import (CHANGE_TYPE, COMMIT_TIMESTAMP, COMMIT_VERSI
                                         plan_changes, resolve_range)
 from sqlext.engine.read import timestamp_ms
 from sqlext.engine.io.mapped_scan import read_mapped_files
-from sqlext.engine.io.scan import FileRead, check_shredded_variants_readable
+from sqlext.engine.io.scan import FileRead, check_shredded_variants_readable, empty_frame
 from sqlext.engine.schemas import quote_identifier, spark_schema
 from sqlext.engine.session import prepare
 from sqlext.engine.conditions import check_condition, spark_condition
@@ -234,4 +234,4 @@ def _check_reserved(table: str, schema: T.StructType) -> None:
 
 
 def _empty(spark: SparkSession, schema: T.StructType) -> DataFrame:
-    return spark.createDataFrame([], T.StructType(schema.fields + CHANGE_FIELDS))
+    return empty_frame(spark, T.StructType(schema.fields + CHANGE_FIELDS))

@@ -216,7 +216,7 @@ def read_files(spark: SparkSession, log: DeltaLog, schema: T.StructType,
     if row_index:
         fields.append(T.StructField(ROW_INDEX_COLUMN, T.LongType(), False))
     if not files:
-        return spark.createDataFrame([], T.StructType(fields))
+        return empty_frame(spark, T.StructType(fields))
     if not any(f.deletion_vector or f.selection for f in files):
         return _read_listed(spark, log, schema, partition_columns, files, extra_fields, row_index)
     plain = [f for f in files if not (f.deletion_vector or f.selection)]
@@ -393,6 +393,20 @@ def local_frame(spark: SparkSession, rows: list[tuple], schema: T.StructType) ->
     table = pa.Table.from_pylist([dict(zip(schema.names, r)) for r in rows],
                                  schema=arrow_schema(schema))
     return spark.createDataFrame(table)
+
+
+def empty_frame(spark: SparkSession, schema: T.StructType) -> DataFrame:
+    """A DataFrame of no rows with ``schema`` (nullability and field metadata, such as column
+    comments, kept): an empty local relation built in the JVM by three py4j calls. Spark's
+    optimizer knows it is empty (a query over it needs no job), and no RDD comes from Python as
+    with ``createDataFrame([], schema)``, which Spark Connect still uses."""
+    from sqlext.engine.session import is_connect
+
+    if is_connect(spark):
+        return spark.createDataFrame([], schema)
+    jspark = spark._jsparkSession
+    return DataFrame(jspark.createDataFrame(spark._jvm.java.util.ArrayList(),
+                                            jspark.parseDataType(schema.json())), spark)
 
 
 def arrow_schema(schema: T.StructType):
