@@ -22,7 +22,7 @@ from sqlext.errors import AnalysisException, TableNotFoundError, UnsupportedOper
 from sqlext.log.table import DeltaLog
 from sqlext.sql import nodes
 from sqlext.sql import plan as P
-from sqlext.sql.plan_read import plan_reads
+from sqlext.sql.plan_read import plan_reads, view_query
 from sqlext.sql.resolve import Kind, Resolver, label
 from sqlext.sql.sqltypes import column_defs
 
@@ -75,12 +75,17 @@ def plan_describe(resolver: Resolver, stmt: exp.Describe) -> P.Plan | None:
     spark = resolver.spark
     extended = str(stmt.args.get("style") or "").upper() in ("EXTENDED", "FORMATTED")
     if target.kind is Kind.VIEW:
-        query = exp.select("*").from_(table.copy())
-        reads = plan_reads(resolver, query)
+        view = target.view
+        # the view's own query (the columns renamed as the view names them): the text CREATE
+        # VIEW analysed, so its remembered columns answer (ReadPlan.schema)
+        body = plan_reads(resolver, view_query(view.query))
+        reads = body or plan_reads(resolver, exp.select("*").from_(table.copy()))
 
         def run_view():
-            view = target.view
             schema = reads.schema(spark)
+            if body is not None and view.columns:
+                schema = T.StructType([T.StructField(name, f.dataType, f.nullable, f.metadata)
+                                       for name, f in zip(view.columns, schema.fields)])
             rows = _column_rows(schema)
             if view.column_comments:
                 rows = [(name, dtype, comment if comment is not None else own)

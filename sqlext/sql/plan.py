@@ -72,13 +72,15 @@ def passthrough(spark: SparkSession, sql: str | Rendered) -> Plan:
 
 
 @contextlib.contextmanager
-def bound(spark: SparkSession, bindings, rows: bool = True) -> Iterator[None]:
+def bound(spark: SparkSession, bindings, rows: bool = True, resolved=None) -> Iterator[None]:
     """Register each binding's DataFrame as its temporary view while the block runs (without
-    ``rows``, reads of no file: see ``Binding.dataframe``)."""
+    ``rows``, reads of no file: see ``Binding.dataframe``; ``resolved``: the snapshot of each
+    binding, when already known)."""
     registered = []
     try:
-        for binding in bindings:
-            binding.dataframe(spark, rows=rows).createOrReplaceTempView(binding.name)
+        for binding, known in zip(bindings, resolved or [None] * len(bindings)):
+            binding.dataframe(spark, rows=rows, resolved=known).createOrReplaceTempView(
+                binding.name)
             registered.append(binding.name)
         yield
     finally:

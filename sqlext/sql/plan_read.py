@@ -9,8 +9,10 @@ rewritten. Qualifiers keep working: the replacement carries the reference's alia
 
 from __future__ import annotations
 
+import collections
 import functools
 import itertools
+import re
 import uuid
 from dataclasses import dataclass
 
@@ -21,11 +23,13 @@ from sqlglot import exp
 from sqlext.catalog import Catalog, TableRef, has_delta_log
 from sqlext.engine.read import resolve_snapshot
 from sqlext.engine.io.scan import scan
-from sqlext.engine.session import is_connect
+from sqlext.engine.session import is_connect, session_constant
 from sqlext.errors import AnalysisException, TableNotFoundError, UnsupportedOperationError
 from sqlext.log.column_mapping import ColumnMapping
 from sqlext.log.pruning import Pruner, referenced_columns
+from sqlext.log.snapshot import Snapshot
 from sqlext.log.storage import normalize_location
+from sqlext.log.table import DeltaLog
 from sqlext.sql import change_reads, splice
 from sqlext.sql import plan as P
 from sqlext.sql.nodes import delta_path
@@ -36,6 +40,9 @@ VIEW_PREFIX = "__sqlext_"
 _PROCESS = uuid.uuid4().hex[:8]
 _COUNTER = itertools.count(1)
 MAX_VIEW_DEPTH = 32
+#: query schemas remembered per session (ReadPlan.schema)
+_SCHEMAS_KEPT = 64
+_GENERATED_NAME = re.compile(re.escape(f"{VIEW_PREFIX}{_PROCESS}_") + r"\d+")
 
 
 def _view_name() -> str:
@@ -54,15 +61,20 @@ class Binding:
     changes: change_reads.ChangeRead | None = None
     prune: exp.Expression | None = None     # skips files that cannot hold rows the query keeps
 
-    def dataframe(self, spark: SparkSession, rows: bool = True) -> DataFrame:
-        """The read; without ``rows``, the same columns over no file (nothing listed or read):
-        enough to know the type of a query over it."""
-        if self.changes is not None:
-            return self.changes.dataframe(spark, self.ref)
+    def snapshot(self, spark: SparkSession) -> tuple[DeltaLog, Snapshot]:
+        """The log and the snapshot this (table, not change feed) read reads."""
         version = None if self.version is None else P.integer(
             spark, self.version, f"{self.label} VERSION AS OF")
         ts = None if self.timestamp is None else P.timestamp(spark, self.timestamp)
-        log, snapshot = resolve_snapshot(spark, self.ref, version, ts)
+        return resolve_snapshot(spark, self.ref, version, ts)
+
+    def dataframe(self, spark: SparkSession, rows: bool = True,
+                  resolved: tuple[DeltaLog, Snapshot] | None = None) -> DataFrame:
+        """The read; without ``rows``, the same columns over no file (nothing listed or read):
+        enough to know the type of a query over it. ``resolved``: :meth:`snapshot`, if known."""
+        if self.changes is not None:
+            return self.changes.dataframe(spark, self.ref)
+        log, snapshot = resolved or self.snapshot(spark)
         files = None
         if not rows:
             files = []
@@ -102,11 +114,42 @@ class ReadPlan:
 
     def schema(self, spark: SparkSession) -> T.StructType:
         """The (query) tree's result columns, found with its tables bound to reads of no file
-        (DESCRIBE of a view lists and reads nothing)."""
+        (DESCRIBE of a view lists and reads nothing).
+
+        Remembered per session: the same query text over the same table versions has the same
+        columns, so dbt's DESCRIBE of the view it has just created is not analysed again. Only
+        queries whose every table is a sqlext table read (no Spark table or view, whose
+        definition sqlext cannot see change, and no change feed) are remembered."""
         if is_connect(spark):
             return self.dataframe(spark).schema
-        with P.bound(spark, self.bindings, rows=False):
-            return P.spark_sql(spark, self.sql(), self.labels, [self.rendered]).schema
+        if not self._remembered():
+            with P.bound(spark, self.bindings, rows=False):
+                return P.spark_sql(spark, self.sql(), self.labels, [self.rendered]).schema
+        resolved = [b.snapshot(spark) for b in self.bindings]
+        reads = {b.name: (log.location, snapshot.version)
+                 for b, (log, snapshot) in zip(self.bindings, resolved)}
+        # the names sqlext generated (the views bound, renamed CTEs) numbered by appearance
+        order: dict[str, str] = {}
+        text = _GENERATED_NAME.sub(
+            lambda m: order.setdefault(m.group(0), f"{VIEW_PREFIX}{len(order)}"), self.sql())
+        key = (text, tuple(reads.get(name) for name in order))
+        known = session_constant(spark, "query_schemas", collections.OrderedDict)
+        schema = known.get(key)
+        if schema is None:
+            with P.bound(spark, self.bindings, rows=False, resolved=resolved):
+                schema = P.spark_sql(spark, self.sql(), self.labels, [self.rendered]).schema
+            known[key] = schema
+            while len(known) > _SCHEMAS_KEPT:
+                known.popitem(last=False)
+        known.move_to_end(key)
+        return schema
+
+    def _remembered(self) -> bool:
+        """Whether the tree's columns depend only on its text and its tables' versions."""
+        names = {b.name.lower() for b in self.bindings if b.changes is None}
+        return len(names) == len(self.bindings) and all(
+            t.name.lower() in names or is_cte(t) for t in self.tree.find_all(exp.Table)
+            if isinstance(t.this, exp.Identifier))
 
 
 class ReadRewriter:
@@ -238,7 +281,7 @@ class ReadRewriter:
         if depth >= MAX_VIEW_DEPTH:
             raise AnalysisException(f"view {view.display} refers to itself (through "
                                     f"{MAX_VIEW_DEPTH} levels of views)")
-        query = _view_query(view.query).copy()
+        query = view_query(view.query).copy()
         self.rewrite(query, depth=depth + 1)
         _rename_ctes(query)
         alias = table.args.get("alias")
@@ -287,7 +330,8 @@ def _rename(node: exp.Expression, name: exp.Identifier, text: str) -> None:
 
 
 @functools.lru_cache(maxsize=256)
-def _view_query(sql: str) -> exp.Expression:
+def view_query(sql: str) -> exp.Expression:
+    """A stored view's query, parsed (shared: copy it before changing it)."""
     from sqlext.sql.parse import parse_statements
 
     (query,) = parse_statements(sql)

@@ -67,3 +67,70 @@ def test_a_view_is_created_without_reading_the_table_and_still_checked(spark, ta
     # the query is still analysed when the view is created
     with pytest.raises(sqlext.AnalysisException, match="no_such_column"):
         sqlext.sql(spark, "CREATE OR REPLACE TEMPORARY VIEW w AS SELECT no_such_column FROM t")
+
+
+def _analyses(monkeypatch) -> list[str]:
+    """The statements sqlext hands to Spark to analyse or run, recorded from now on."""
+    from sqlext.sql import plan
+
+    seen: list[str] = []
+    run = plan.spark_sql
+
+    def recording(spark, sql, *args, **kwargs):
+        seen.append(sql)
+        return run(spark, sql, *args, **kwargs)
+
+    monkeypatch.setattr(plan, "spark_sql", recording)
+    return seen
+
+
+def test_describe_right_after_create_view_does_not_analyse_the_query_again(
+        spark, table_and_view, monkeypatch):
+    analysed = _analyses(monkeypatch)
+    sqlext.sql(spark, "CREATE OR REPLACE TEMPORARY VIEW w (ident COMMENT 'renamed', label) AS "
+                      "SELECT id, upper(name) FROM t WHERE id > (SELECT min(id) FROM t)")
+    assert len(analysed) == 1                  # CREATE VIEW checks the query
+    described = sqlext.sql(spark, "DESCRIBE w").collect()
+    assert len(analysed) == 1                  # DESCRIBE knows its columns already
+    assert [tuple(r) for r in described] == [("ident", "int", "renamed"),
+                                             ("label", "string", None)]
+    assert sqlext.sql(spark, "SELECT * FROM w").schema.names == ["ident", "label"]
+
+
+def test_a_view_is_described_with_its_tables_current_columns(spark, schema):
+    sqlext.sql(spark, "CREATE TABLE t (id INT, name STRING) USING delta")
+    sqlext.sql(spark, "CREATE OR REPLACE TEMPORARY VIEW v AS SELECT * FROM t")
+    assert [r[0] for r in sqlext.sql(spark, "DESCRIBE v").collect()] == ["id", "name"]
+    sqlext.sql(spark, "ALTER TABLE t ADD COLUMNS (score DOUBLE)")
+    described = [tuple(r)[:2] for r in sqlext.sql(spark, "DESCRIBE v").collect()]
+    assert described == [("id", "int"), ("name", "string"), ("score", "double")]
+    assert sqlext.sql(spark, "SELECT * FROM v").schema.names == ["id", "name", "score"]
+
+
+def test_a_view_over_a_spark_view_is_described_as_the_spark_view_is_now(spark, schema):
+    sqlext.sql(spark, "CREATE TABLE t (id INT, name STRING) USING delta")
+    spark.createDataFrame([(1, "x")], "k INT, s STRING").createOrReplaceTempView("sp")
+    sqlext.sql(spark, "CREATE OR REPLACE TEMPORARY VIEW v AS "
+                      "SELECT t.name, sp.* FROM t JOIN sp ON t.id = sp.k")
+    assert [r[0] for r in sqlext.sql(spark, "DESCRIBE v").collect()] == ["name", "k", "s"]
+    # the Spark view changes while the sqlext table does not: its columns are asked for again
+    spark.createDataFrame([(1, "x", 2.5)], "k INT, s STRING, z DOUBLE") \
+        .createOrReplaceTempView("sp")
+    try:
+        described = [tuple(r)[:2] for r in sqlext.sql(spark, "DESCRIBE v").collect()]
+        assert described == [("name", "string"), ("k", "int"), ("s", "string"), ("z", "double")]
+    finally:
+        spark.catalog.dropTempView("sp")
+
+
+def test_a_view_with_ctes_over_a_view_with_ctes_is_described_without_analysis(
+        spark, table_and_view, monkeypatch):
+    # the inner view's CTE is renamed apart each time it is expanded: still the same query
+    sqlext.sql(spark, "CREATE OR REPLACE TEMPORARY VIEW inner_v AS WITH c AS (SELECT id, name "
+                      "FROM t) SELECT * FROM c")
+    analysed = _analyses(monkeypatch)
+    sqlext.sql(spark, "CREATE OR REPLACE TEMPORARY VIEW outer_v AS WITH c AS (SELECT id FROM t) "
+                      "SELECT i.name, c.id FROM inner_v i JOIN c ON i.id = c.id")
+    described = [tuple(r)[:2] for r in sqlext.sql(spark, "DESCRIBE outer_v").collect()]
+    assert described == [("name", "string"), ("id", "int")]
+    assert len(analysed) == 1
