@@ -24,7 +24,9 @@
 
 {#-- delete+insert as ONE MERGE: the source is every new row (to insert) plus one row per key
      (to delete the target rows with that key), so the delete and the insert are one commit. The
-     new rows are read once: the first row of each key comes out twice (explode). --#}
+     new rows are read once: the first row of each key comes out twice (explode). The source
+     keeps its helper columns (dbt_sqlext_row, dbt_sqlext_action): the insert names its columns,
+     so they are not written, and the new rows are not described again to drop them. --#}
 {% macro sqlext__get_incremental_delete_insert_sql(arg_dict) %}
   {%- set source, target = arg_dict['temp_relation'], arg_dict['target_relation'] -%}
   {%- set keys = sqlext_key_list(arg_dict['unique_key']) -%}
@@ -32,7 +34,6 @@
     {{ return(sqlext_insert_into_sql(source, target, arg_dict['dest_columns'])) }}
   {%- endif -%}
   {%- set shared = arg_dict['dest_columns'] | map(attribute='quoted') | list -%}
-  {%- set source_columns = adapter.get_columns_in_relation(source) | map(attribute='quoted') | list -%}
   {%- set predicates = adapter.sqlext_qualify_predicates(arg_dict['incremental_predicates'] or [], 'DBT_INTERNAL_DEST') -%}
   {%- do predicates.insert(0, "DBT_INTERNAL_SOURCE.dbt_sqlext_action = 'delete'") -%}
   {%- for key in keys -%}
@@ -41,7 +42,7 @@
 
   merge into {{ target }} as DBT_INTERNAL_DEST
   using (
-    select {{ source_columns | join(', ') }},
+    select *,
            explode(if(dbt_sqlext_row = 1, array('insert', 'delete'), array('insert'))) as dbt_sqlext_action
     from (
       select *, row_number() over (partition by {{ keys | join(', ') }} order by {{ keys | join(', ') }}) as dbt_sqlext_row

@@ -12,6 +12,7 @@ batch of rows); final tables are read back with delta-rs.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import textwrap
@@ -221,6 +222,11 @@ def test_delete_insert_is_one_commit_with_its_change_feed(spark, built):
              / "inc_delete_insert.sql").read_text().lower()
     assert "merge into" in merge
     assert merge.count("inc_delete_insert__dbt_tmp") == 1
+    # and the new rows' columns are asked for once (the target's shared columns), not again to
+    # spell out the MERGE source
+    log = (built["project"] / "logs" / "dbt.log").read_text().lower()
+    described = re.findall(r"\n\s*describe extended (\w+)", log)
+    assert described.count("inc_delete_insert__dbt_tmp") == 1, described
 
 
 def test_a_new_process_sees_the_tables_and_the_views_current_data(spark, built):
