@@ -13,6 +13,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from sqlext.catalog import Catalog, TableRef
+from sqlext.engine import codegen
 from sqlext.engine.commit import commit
 from sqlext.engine.conditions import check_condition, spark_condition
 from sqlext.engine.constraints import table_constraints, without_check_constraints
@@ -138,7 +139,8 @@ def _write_once(spark, df, ref: TableRef, mode, partition_by, replace_where, mer
     cdf = str(effective.configuration.get("delta.enableChangeDataFeed", "false")).lower() == "true"
 
     at_version = snapshot.version if snapshot is not None else None
-    with spark_job_errors(ref.display, at_version, operation or "WRITE"):
+    with spark_job_errors(ref.display, at_version, operation or "WRITE"), \
+            codegen.interpreted_if(spark, codegen.small(spark, codegen.input_bytes(data))):
         # rows outside replaceWhere are refused before anything is written
         condition = None
         if replace_where is not None:

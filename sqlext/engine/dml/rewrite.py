@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pyspark.sql import Column, DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 
+from sqlext.engine import codegen
 from sqlext.engine.constraints import table_constraints
 from sqlext.engine.generated import recompute_generated
 from sqlext.engine.io import storage_bridge
@@ -170,8 +171,17 @@ def _rewrite_matching(spark: SparkSession, log: DeltaLog, snapshot: Snapshot,
 
     A single candidate (a narrow condition on well-clustered data) is rewritten straight away,
     its matches counted by the same Spark job, and the new files are discarded when it held
-    none: one job instead of a scan to find the file and a second one to rewrite it.
+    none: one job instead of a scan to find the file and a second one to rewrite it. Few small
+    candidates are read and rewritten without code generation (:mod:`sqlext.engine.codegen`).
     """
+    with codegen.interpreted_if(spark, codegen.small(spark, sum(f.size or 0
+                                                                for f in candidates))):
+        return _rewrite_candidates(spark, log, snapshot, candidates, condition, alias, output,
+                                   with_changes)
+
+
+def _rewrite_candidates(spark, log, snapshot, candidates, condition, alias, output,
+                        with_changes) -> tuple[Rewrite, int | None, int | None]:
     started = time.monotonic()
     if condition is not None and len(candidates) == 1:
         return _rewrite_single(spark, log, snapshot, candidates, condition, alias, output,

@@ -38,6 +38,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from sqlglot import exp
 
+from sqlext.engine import codegen
 from sqlext.engine.progress import Progress
 from sqlext.engine.commit import commit
 from sqlext.engine.constraints import table_constraints
@@ -206,7 +207,8 @@ class _Merge:
         self.txn.row_ids_preserved = self._stable is not None
         self._marking: Marking | None = None
         self._identity = IdentityValues()      # identity values the last write generated
-        with spark_job_errors(log, self.snapshot, OPERATION):
+        with spark_job_errors(log, self.snapshot, OPERATION), codegen.interpreted_if(
+                spark, codegen.small(spark, codegen.input_bytes(source))):
             source = materialized_source(source)
         try:
             self.plan = MergePlan(spark, log.name, self.snapshot, source, condition, clauses,
@@ -234,14 +236,15 @@ class _Merge:
             progress(f"{len(candidates)} candidate file(s); "
                      + ("writing the inserted rows" if plan.insert_only or not candidates
                         else "joining them with the source, writing the new files"))
-            if plan.insert_only or not candidates:
-                # no target file can hold a match (the source's keys lie outside every file's
-                # range, or the table is empty): the rows NOT MATCHED clauses insert are all
-                # there is to write, no join needed
-                removed, written = [], self._insert_only(candidates)
-                touched = None
-            else:
-                removed, written, touched = self._rewrite(candidates)
+            with codegen.interpreted_if(self.spark, self._little_data(candidates)):
+                if plan.insert_only or not candidates:
+                    # no target file can hold a match (the source's keys lie outside every
+                    # file's range, or the table is empty): the rows NOT MATCHED clauses insert
+                    # are all there is to write, no join needed
+                    removed, written = [], self._insert_only(candidates)
+                    touched = None
+                else:
+                    removed, written, touched = self._rewrite(candidates)
         marking = self._marking
         self._record_reads(candidates, marking.removed if marking else removed)
         added = [w for w in written if not w.is_change_file]
@@ -350,6 +353,13 @@ class _Merge:
         if num_rows is None:
             return False
         return num_rows * sum(_width(f.dataType) for f in schema.fields) <= _BROADCAST_BYTES
+
+    def _little_data(self, candidates: list[AddFile]) -> bool:
+        """Whether the candidate files and what the source reads are small enough to skip
+        compiling code for them."""
+        source = codegen.input_bytes(self.plan.source)
+        return source is not None and codegen.small(
+            self.spark, source + sum(f.size or 0 for f in candidates))
 
     def _at_once(self, candidates: list[AddFile]) -> bool:
         """Whether to rewrite the candidates in one pass (:meth:`_rewrite_at_once`): one file of
