@@ -7,9 +7,9 @@ with the statement's jobs side by side with and without code generation. Spark e
 expression without compiling too (its fallback whenever generated code fails to compile), so
 the rows are the same either way.
 
-:func:`interpreted_if` turns both off for one statement's Spark work when the data it reads is at
-most ``spark.sqlext.interpretedMaxBytes`` (default 4 MB; 0: never), unless the session sets
-either setting itself.
+:func:`interpreted_when_small` turns both off for one statement's Spark work when the data it
+reads is at most ``spark.sqlext.interpretedMaxBytes`` (default 4 MB; 0: never), unless the
+session sets either setting itself.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ WHOLE_STAGE = "spark.sql.codegen.wholeStage"
 FACTORY_MODE = "spark.sql.codegen.factoryMode"
 
 
-def small(spark: SparkSession, size: int | None) -> bool:
+def _small(spark: SparkSession, size: int | None) -> bool:
     """Whether ``size`` bytes of input (None: unknown) are little enough to run without code
     generation."""
     limit = conf_bytes(spark, MAX_BYTES_CONF, MAX_BYTES_DEFAULT)
@@ -58,11 +58,12 @@ def input_bytes(df: DataFrame) -> int | None:
 
 
 @contextlib.contextmanager
-def interpreted_if(spark: SparkSession, condition: bool) -> Iterator[None]:
-    """With ``condition``, run the block with whole-stage code generation off and expressions
-    interpreted (session settings, restored after the block, however it ends). Settings the
-    session has set itself are left alone, and so is Spark Connect's server."""
-    if not condition or is_connect(spark):
+def interpreted_when_small(spark: SparkSession, size: int | None) -> Iterator[None]:
+    """When ``size`` (the bytes the block's Spark work reads, None: unknown) is small, run the
+    block with whole-stage code generation off and expressions interpreted (session settings,
+    restored after the block, however it ends). Settings the session has set itself are left
+    alone, and so is Spark Connect's server."""
+    if not _small(spark, size) or is_connect(spark):
         yield
         return
     conf = spark._jsparkSession.conf()

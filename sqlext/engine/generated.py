@@ -37,6 +37,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from sqlglot import exp
 
+from sqlext.engine.io.scan import empty_frame
 from sqlext.engine.schemas import quoted_column, same_type
 from sqlext.errors import AnalysisException, IdentityColumnError
 from sqlext.log.generated import (LONG_MAX, LONG_MIN, Identity, generation_expressions,
@@ -214,7 +215,7 @@ def check_generated_schema(spark: SparkSession, schema: T.StructType, table: str
     for name, ident in idents.items():
         if ident.step == 0:
             raise AnalysisException(f"table {table}: IDENTITY column {name} has step 0")
-    empty = spark.createDataFrame([], schema)
+    empty = empty_frame(spark, schema)
     for name, expression in expressions.items():
         try:
             produced = empty.select(F.expr(expression).alias("v")).schema[0].dataType

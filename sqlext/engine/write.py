@@ -140,7 +140,7 @@ def _write_once(spark, df, ref: TableRef, mode, partition_by, replace_where, mer
 
     at_version = snapshot.version if snapshot is not None else None
     with spark_job_errors(ref.display, at_version, operation or "WRITE"), \
-            codegen.interpreted_if(spark, codegen.small(spark, codegen.input_bytes(data))):
+            codegen.interpreted_when_small(spark, codegen.input_bytes(data)):
         # rows outside replaceWhere are refused before anything is written
         condition = None
         if replace_where is not None:

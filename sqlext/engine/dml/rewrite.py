@@ -174,8 +174,7 @@ def _rewrite_matching(spark: SparkSession, log: DeltaLog, snapshot: Snapshot,
     none: one job instead of a scan to find the file and a second one to rewrite it. Few small
     candidates are read and rewritten without code generation (:mod:`sqlext.engine.codegen`).
     """
-    with codegen.interpreted_if(spark, codegen.small(spark, sum(f.size or 0
-                                                                for f in candidates))):
+    with codegen.interpreted_when_small(spark, sum(f.size or 0 for f in candidates)):
         return _rewrite_candidates(spark, log, snapshot, candidates, condition, alias, output,
                                    with_changes)
 

@@ -21,6 +21,7 @@ from pyspark.sql import types as T
 from pyspark.sql.utils import AnalysisException as SparkAnalysisException
 
 from sqlext.engine.schemas import data_schema, quote_identifier, spark_schema
+from sqlext.engine.session import is_connect
 from sqlext.errors import DeletionVectorError, DeltaFileNotFoundError, UnsupportedTableFeatureError
 from sqlext.log import row_tracking
 from sqlext.log.actions import AddFile
@@ -400,8 +401,6 @@ def empty_frame(spark: SparkSession, schema: T.StructType) -> DataFrame:
     comments, kept): an empty local relation built in the JVM by three py4j calls. Spark's
     optimizer knows it is empty (a query over it needs no job), and no RDD comes from Python as
     with ``createDataFrame([], schema)``, which Spark Connect still uses."""
-    from sqlext.engine.session import is_connect
-
     if is_connect(spark):
         return spark.createDataFrame([], schema)
     jspark = spark._jsparkSession

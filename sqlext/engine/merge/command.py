@@ -207,8 +207,8 @@ class _Merge:
         self.txn.row_ids_preserved = self._stable is not None
         self._marking: Marking | None = None
         self._identity = IdentityValues()      # identity values the last write generated
-        with spark_job_errors(log, self.snapshot, OPERATION), codegen.interpreted_if(
-                spark, codegen.small(spark, codegen.input_bytes(source))):
+        with spark_job_errors(log, self.snapshot, OPERATION), codegen.interpreted_when_small(
+                spark, codegen.input_bytes(source)):
             source = materialized_source(source)
         try:
             self.plan = MergePlan(spark, log.name, self.snapshot, source, condition, clauses,
@@ -236,7 +236,7 @@ class _Merge:
             progress(f"{len(candidates)} candidate file(s); "
                      + ("writing the inserted rows" if plan.insert_only or not candidates
                         else "joining them with the source, writing the new files"))
-            with codegen.interpreted_if(self.spark, self._little_data(candidates)):
+            with codegen.interpreted_when_small(self.spark, self._bytes_read(candidates)):
                 if plan.insert_only or not candidates:
                     # no target file can hold a match (the source's keys lie outside every
                     # file's range, or the table is empty): the rows NOT MATCHED clauses insert
@@ -354,12 +354,10 @@ class _Merge:
             return False
         return num_rows * sum(_width(f.dataType) for f in schema.fields) <= _BROADCAST_BYTES
 
-    def _little_data(self, candidates: list[AddFile]) -> bool:
-        """Whether the candidate files and what the source reads are small enough to skip
-        compiling code for them."""
+    def _bytes_read(self, candidates: list[AddFile]) -> int | None:
+        """The bytes of the candidate files plus what the source reads (None: unknown)."""
         source = codegen.input_bytes(self.plan.source)
-        return source is not None and codegen.small(
-            self.spark, source + sum(f.size or 0 for f in candidates))
+        return None if source is None else source + sum(f.size or 0 for f in candidates)
 
     def _at_once(self, candidates: list[AddFile]) -> bool:
         """Whether to rewrite the candidates in one pass (:meth:`_rewrite_at_once`): one file of
