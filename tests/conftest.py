@@ -5,7 +5,7 @@
   ``sqlext.session(...)``). The JVM starts on first use only.
 - ``table_path``: a fresh, not yet created directory path for a Delta table.
 - ``fresh_caches``: the kernel's process caches cleared around a test.
-- ``fixture_table``: ``fixture_table("simple_table") -> Path`` copies a shared fixture table
+- ``fixture_table``: ``fixture_table("simple_table") -> Path`` copies a fixture table (tests/fixtures)
   into the test's tmp_path with commit mtimes restored (see :func:`copy_fixture`).
 
 Helpers (readers, comparison, fixtures) are in ``tests/support``: ``from tests.support import ...``.
@@ -52,7 +52,7 @@ def table_path(tmp_path) -> Path:
 
 @pytest.fixture
 def fixture_table(tmp_path):
-    """Factory: ``fixture_table(name) -> Path`` of a private copy of shared fixture ``name``."""
+    """Factory: ``fixture_table(name) -> Path`` of a private copy of fixture ``name``."""
 
     def make(name: str) -> Path:
         return copy_fixture(name, tmp_path / "fixtures" / name)

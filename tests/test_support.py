@@ -1,6 +1,6 @@
 """Tests of the shared test harness (tests/support, tests/conftest.py).
 
-What the independent readers do with the shared fixture tables (deltalake 1.6.6, duckdb and
+What the independent readers do with the fixture tables (tests/fixtures) (deltalake 1.6.6, duckdb and
 duckdb-extension-delta 1.5.5), as these tests establish:
 
 - Both readers read, and agree on, every fixture that has its data files: 17 of 19.
@@ -81,7 +81,7 @@ SIMPLE_TABLE_IDS = {
 
 
 def test_every_fixture_is_known():
-    assert FIXTURES_DIR.is_dir(), f"fixture tables not found at {FIXTURES_DIR} (set SQLEXT_FIXTURES)"
+    assert FIXTURES_DIR.is_dir(), f"fixture tables not found at {FIXTURES_DIR}"
     assert fixture_names() == sorted([*LATEST_ROWS, *LOG_ONLY])
 
 

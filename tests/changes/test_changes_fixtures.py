@@ -1,4 +1,4 @@
-"""The change feed of the shared fixture tables written by delta-spark and Databricks equals
+"""The change feed of the fixture tables (tests/fixtures) written by delta-spark and Databricks equals
 delta-rs's ``load_cdf``, row for row (commit timestamps included: the fixture copies carry their
 ``commitInfo.timestamp`` as commit file time)."""
 

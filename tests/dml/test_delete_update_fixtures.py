@@ -1,5 +1,5 @@
-"""DELETE and UPDATE on copies of tables written by delta-spark / Databricks (the shared
-fixtures) and by delta-rs: the rows afterwards are what DuckDB computes for the same statement,
+"""DELETE and UPDATE on copies of tables written by delta-spark / Databricks (the fixture
+tables in tests/fixtures) and by delta-rs: the rows afterwards are what DuckDB computes for the same statement,
 sqlext, deltalake and DuckDB read them alike, and the change feed (where the table has one)
 holds the changed rows."""
 

@@ -1,4 +1,4 @@
-"""Replay of every shared fixture table, at every version, against delta-rs's file list."""
+"""Replay of every fixture table (tests/fixtures), at every version, against delta-rs's file list."""
 
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ submodules:
 
 - :mod:`tests.support.readers`  independent readers (delta-rs ``deltalake``, DuckDB's delta
   extension) returning ``pyarrow.Table``; a cached DuckDB connection for computing expected rows.
-- :mod:`tests.support.fixtures` the shared Delta fixture tables and ``copy_fixture``.
+- :mod:`tests.support.fixtures` the Delta fixture tables (tests/fixtures) and ``copy_fixture``.
 - :mod:`tests.support.compare`  ``assert_same_rows`` / ``rows``: multiset comparison of rows
   across engines, with the type differences that legitimately occur between them normalised.
 - :mod:`tests.support.spark`    the one place that builds the test SparkSession; ``spark_conf``

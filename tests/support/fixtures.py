@@ -1,6 +1,6 @@
-"""The shared Delta fixture tables (``<repo>/../shared/fixtures/delta-tables``).
+"""The Delta fixture tables kept in the repository (``tests/fixtures/delta-tables``).
 
-The tables were written by delta-spark, Databricks and delta-rs (see the README beside them).
+The tables were written by delta-spark, Databricks and delta-rs (see ``tests/fixtures/README.md``).
 Never write to them in place: :func:`copy_fixture` copies one to a temporary directory and
 restores the commit files' modification times, which git does not keep and which timestamp
 time travel depends on.
@@ -18,16 +18,8 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 _COMMIT_FILE = re.compile(r"^(\d{20})\.json$")
 
 
-def _fixtures_dir() -> Path:
-    beside_repo = REPO_ROOT.parent / "shared" / "fixtures" / "delta-tables"
-    if beside_repo.is_dir() or not os.environ.get("SQLEXT_FIXTURES"):
-        return beside_repo
-    return Path(os.environ["SQLEXT_FIXTURES"])
-
-
-#: Directory holding one sub-directory per fixture table (``SQLEXT_FIXTURES`` if the shared
-#: folder is not beside the repository).
-FIXTURES_DIR: Path = _fixtures_dir()
+#: Directory holding one sub-directory per fixture table.
+FIXTURES_DIR: Path = REPO_ROOT / "tests" / "fixtures" / "delta-tables"
 
 
 def fixture_names() -> list[str]:
