@@ -107,6 +107,7 @@ def main(argv: list[str] | None = None) -> int:
     want = f"{FILENAME} {SHA256}"
     if stamp.is_file() and stamp.read_text().strip() == want and (dest / "data").is_dir():
         return 0
+    print(f"setup: delta-rs test tables: downloading {FILENAME} (PyPI) into {dest} ...", file=sys.stderr)
     dest.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=dest.parent) as tmp:
         sdist = Path(tmp) / FILENAME

@@ -12,6 +12,7 @@ fi
 stamp=.venv/.sqlext-installed
 want="$(cat pyproject.toml setup.py 2>/dev/null | sha256sum | cut -d' ' -f1)"
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+  echo "setup: .venv: installing sqlext (editable) with its test dependencies (pip) ..." >&2
   .venv/bin/python -m pip install --quiet --upgrade pip
   .venv/bin/python -m pip install --quiet -e ".[test]"
   echo "$want" > "$stamp"

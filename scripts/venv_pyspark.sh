@@ -16,6 +16,7 @@ grep -v '^#' scripts/pyspark-versions.txt | while read -r version; do
   if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
     continue
   fi
+  echo "setup: $venv: installing sqlext (editable) with pyspark $version (pip) ..." >&2
   [ -x "$venv/bin/python" ] || "$python" -m venv "$venv"
   "$venv/bin/python" -m pip install --quiet --upgrade pip
   "$venv/bin/python" -m pip install --quiet -e ".[test]" "pyspark==$version"
