@@ -12,7 +12,6 @@ Plugin = AdapterPlugin(
     adapter=SqlextAdapter,  # type: ignore[arg-type]
     credentials=SqlextCredentials,
     include_path=sqlext.PACKAGE_PATH,
-    # named explicitly: dbt derives it from the folder name, which is `macros` in a source checkout
-    project_name="dbt_sqlext",
+    project_name="dbt_sqlext",     # dbt_project.yml's name (dbt would derive the same from the folder)
     dependencies=["spark"],
 )
