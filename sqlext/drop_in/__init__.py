@@ -14,7 +14,9 @@ After ``install``, on that session:
 - ``spark.sql(text)`` runs through :func:`sqlext.sql` (DELETE, UPDATE, MERGE, time travel, change
   feeds on sqlext tables; other statements reach Spark as written), and ``spark.table(name)`` and
   ``spark.read.table(name)`` read a sqlext table's current snapshot;
-- ``spark.catalog`` lists sqlext's tables with Spark's (:mod:`~sqlext.drop_in.catalog`).
+- ``spark.catalog`` lists sqlext's tables with Spark's (:mod:`~sqlext.drop_in.catalog`);
+- ``spark.readStream.format("delta")`` and ``df.writeStream.format("delta")`` stream from and to
+  sqlext tables (:mod:`~sqlext.drop_in.streaming`; classic sessions).
 
 Sessions without ``install`` are untouched: pyspark's classes are wrapped once, and the wrappers
 hand every call on another session, or in another format, to pyspark as is.
@@ -26,7 +28,7 @@ import functools
 
 from pyspark.sql import DataFrame, SparkSession
 
-from sqlext.drop_in import catalog, readwriter, writer_v2
+from sqlext.drop_in import catalog, readwriter, streaming, writer_v2
 from sqlext.drop_in.state import INSTALLED, installed, is_sqlext_table, wrap_methods
 from sqlext.engine.session import is_connect, native_sql
 from sqlext.errors import ParseError
@@ -40,7 +42,7 @@ def install(spark: SparkSession) -> SparkSession:
     Idempotent. ``spark.sql`` and ``spark.table`` are replaced on this session object only.
     """
     connect = _connect_classes() if is_connect(spark) else {}
-    for module in (readwriter, writer_v2, catalog):
+    for module in (readwriter, writer_v2, catalog, streaming):
         for cls, wrappers in module.WRAPPERS.items():
             wrap_methods(cls, wrappers)
             if cls.__name__ in connect:     # Spark Connect's own classes, same methods

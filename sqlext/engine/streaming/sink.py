@@ -1,0 +1,98 @@
+"""The Delta sink of a streaming query, as delta-spark's ``DeltaSink``: each micro-batch is one
+commit carrying ``txn(appId=<query id>, version=<batch id>)``, so a batch Spark runs again after
+a failure (its offsets logged, its commit not) is recognised from the table's log and skipped:
+every row is written once. ``append`` adds the batch's rows; ``complete`` replaces the table's
+rows with them. The commit's operation is ``STREAMING UPDATE`` with ``outputMode``, ``queryId``
+and ``epochId``, as delta-spark records it.
+
+Spark runs the query (its trigger, its checkpoint); sqlext gives it a ``foreachBatch`` function
+(:func:`batch_writer`), so the checkpoint is Spark's own and nothing runs on the executors but
+the batch's own write.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from pyspark.sql import DataFrame
+
+from sqlext.errors import SqlextError, UnsupportedOperationError
+
+#: the SparkContext local property Spark's stream thread sets to the query's id (persisted in
+#: the checkpoint's ``metadata`` file: the same id across restarts)
+QUERY_ID_KEY = "sql.streaming.queryId"
+#: delta-spark's name for the data source in its output-mode error
+DELTA_SOURCE_CLASS = "org.apache.spark.sql.delta.sources.DeltaDataSource"
+OUTPUT_MODES = {"append": "Append", "complete": "Complete"}
+TRUE = ("true", "1", "yes")
+
+
+def output_mode(mode: str | None) -> str:
+    """delta-spark's name of a query's output mode (``Append``/``Complete``); ``update`` (or
+    anything else) is refused as delta-spark refuses it, before the query starts."""
+    key = str(mode or "append").lower()
+    if key not in OUTPUT_MODES:
+        name = key.capitalize()
+        raise UnsupportedOperationError(
+            f"[DELTA_UNSUPPORTED_OUTPUT_MODE] Data source {DELTA_SOURCE_CLASS} does not support "
+            f"{name} output mode (a Delta sink takes append or complete)",
+            error_class="DELTA_UNSUPPORTED_OUTPUT_MODE", sqlstate="0AKDC")
+    return OUTPUT_MODES[key]
+
+
+def sink_arguments(options: dict, complete: bool) -> dict:
+    """:func:`sqlext.engine.write.write`'s arguments for the stream writer's options (keys
+    lower-cased): ``mergeSchema``, ``overwriteSchema`` (complete mode only, as delta-spark),
+    ``userMetadata``, ``delta.*`` table properties for a table the first batch creates. Spark's
+    own options (``checkpointLocation``, ...) are Spark's; ``txnAppId``/``txnVersion`` are
+    refused: the query's id and batch id are the stream's transaction."""
+    if "txnappid" in options or "txnversion" in options:
+        raise SqlextError("a streaming write to a Delta table is idempotent by itself (its "
+                          "commits carry the query id and batch id): drop the txnAppId/"
+                          "txnVersion options, or use foreachBatch with sqlext.write")
+    arguments: dict = {}
+    if str(options.get("mergeschema", "")).lower() in TRUE:
+        arguments["mergeSchema"] = True
+    if complete and str(options.get("overwriteschema", "")).lower() in TRUE:
+        arguments["overwriteSchema"] = True
+    if options.get("usermetadata") is not None:
+        arguments["userMetadata"] = str(options["usermetadata"])
+    configuration = {k: str(v) for k, v in options.items() if k.startswith("delta.")}
+    if configuration:
+        arguments["configuration"] = configuration
+    return arguments
+
+
+def batch_writer(table: str, mode: str, partition_by: list[str] | None, arguments: dict,
+                 table_ref=None) -> Callable[[DataFrame, int], None]:
+    """The ``foreachBatch`` function of a query writing to ``table`` (path or name; ``table_ref``
+    its :class:`~sqlext.catalog.TableRef`, resolved when the query started) in output ``mode``
+    (:func:`output_mode`)."""
+    complete = mode == "Complete"
+
+    def write_batch(df: DataFrame, batch_id: int) -> None:
+        write_micro_batch(df, batch_id, table, mode, partition_by, arguments, table_ref,
+                          complete)
+    return write_batch
+
+
+def write_micro_batch(df: DataFrame, batch_id: int, table: str, mode: str,
+                      partition_by: list[str] | None, arguments: dict, table_ref=None,
+                      complete: bool | None = None, query_id: str | None = None) -> int:
+    """Commit one micro-batch (skipped when the log already has this query's ``txn`` at
+    ``batch_id`` or later); returns the table's version. ``query_id``: the stream thread's
+    (:data:`QUERY_ID_KEY`) unless given."""
+    from sqlext.engine.write import write
+    spark = df.sparkSession
+    if query_id is None:
+        query_id = spark.sparkContext.getLocalProperty(QUERY_ID_KEY)
+    if not query_id:
+        raise SqlextError(f"writing a micro-batch to {table}: no streaming query id on this "
+                          "thread (call it from a query's foreachBatch, or pass query_id)")
+    complete = mode == "Complete" if complete is None else complete
+    return write(spark, df, table, "overwrite" if complete else "append", partition_by,
+                 txnAppId=query_id, txnVersion=int(batch_id), partitionOverwriteMode="static",
+                 operation="STREAMING UPDATE",
+                 operationParameters={"outputMode": mode, "queryId": query_id,
+                                      "epochId": str(batch_id)},
+                 tableRef=table_ref, **arguments)
