@@ -1,0 +1,308 @@
+"""The Delta source of a streaming query, as delta-spark's ``DeltaSource``: a Spark Python data
+source (``pyspark.sql.datasource``, :class:`DeltaStreamSource`, format :data:`SOURCE_NAME`)
+whose offsets walk the table's log.
+
+An offset is delta-spark's ``DeltaSourceOffset``: ``{"sourceVersion": 1, "reservoirId": <table
+id>, "reservoirVersion": v, "index": i, "isStartingVersion": b}``, the position of the last file
+a batch read. The files come in this order: with ``isStartingVersion`` (no ``startingVersion``
+option), the live files of the snapshot at the version current when the query first started
+(ordered by modification time, then path), then the files each later commit adds, commit by
+commit, in the commit's order; with ``startingVersion``, the files added from that version on.
+``index`` -1 is "before the version's first file", :data:`END_INDEX` "after its last".
+
+A commit that removes data (DELETE, UPDATE, MERGE, an overwrite) stops the stream with
+delta-spark's error (``DELTA_SOURCE_IGNORE_DELETE`` / ``DELTA_SOURCE_TABLE_IGNORE_CHANGES``)
+unless ``ignoreDeletes`` (a commit that only removes: skipped), ``ignoreChanges`` (its added
+files are read again: rewritten rows come twice) or ``skipChangeCommits`` (the whole commit is
+skipped) says otherwise; ``dataChange=false`` commits (OPTIMIZE) add nothing to the stream.
+
+Admission control (``maxFilesPerTrigger``, default 1000; ``Trigger.AvailableNow`` reading up to
+the version current when the query starts) needs pyspark 4.2 or later (``latestOffset(start,
+limit)``, ``SupportsTriggerAvailableNow``); on 4.0 and 4.1 each batch reads all that is there.
+
+The reader runs in Spark's Python workers: the log is read with sqlext's kernel (no JVM), each
+file with pyarrow (:func:`sqlext.thrift.source.read_delta_file`: column mapping, partition
+values, deletion vectors). Locations must be reachable without a JVM (local paths, s3 through
+sqlext's store), as for ``sqlext-thriftserver``.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from pyspark.sql import types as T
+from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
+
+from sqlext.errors import SqlextError, UnsupportedOperationError
+from sqlext.log.actions import AddFile, Metadata, RemoveFile
+from sqlext.log.column_mapping import ColumnMapping, mapping_mode
+from sqlext.log.table import DeltaLog
+from sqlext.thrift.source import DeltaFile, logical_schema, read_delta_file
+
+try:        # pyspark 4.2+: admission control and Trigger.AvailableNow for Python sources
+    from pyspark.sql.streaming.datasource import (ReadAllAvailable, ReadMaxFiles,
+                                                  SupportsTriggerAvailableNow)
+except ImportError:     # pragma: no cover - pyspark 4.0/4.1
+    ReadAllAvailable = ReadMaxFiles = None
+
+    class SupportsTriggerAvailableNow:      # type: ignore[no-redef]
+        """Absent before pyspark 4.2 (Spark reads all available data once instead)."""
+
+SOURCE_NAME = "sqlext_delta_stream"
+BASE_INDEX = -1
+END_INDEX = 2 ** 63 - 1         # Long.MaxValue, as delta-spark's DeltaSourceOffset.END_INDEX
+DEFAULT_MAX_FILES = 1000
+#: a partition (one Spark task) reads files up to this many bytes in all
+PARTITION_BYTES = 128 * 1024 * 1024
+TRUE = ("true", "1", "yes")
+
+
+def register(spark) -> None:
+    """Register :class:`DeltaStreamSource` on ``spark`` (once per session)."""
+    if not getattr(spark, "_sqlext_stream_source", False):
+        spark.dataSource.register(DeltaStreamSource)
+        try:
+            spark._sqlext_stream_source = True
+        except AttributeError:      # pragma: no cover - a session refusing attributes
+            pass
+
+
+class DeltaFiles(InputPartition):
+    """Files one Spark task reads, in stream order."""
+
+    def __init__(self, files: list[DeltaFile]):
+        super().__init__(len(files))
+        self.files = files
+
+
+class DeltaStreamSource(DataSource):
+    """``spark.readStream.format("sqlext_delta_stream").load(location)`` (what
+    ``readStream.format("delta")`` becomes after ``sqlext.install``)."""
+
+    @classmethod
+    def name(cls) -> str:
+        return SOURCE_NAME
+
+    def schema(self) -> T.StructType:
+        """The table's current columns by logical name."""
+        return logical_schema(DeltaLog(self.options["path"]).snapshot().metadata.schema_string)
+
+    def streamReader(self, schema: T.StructType) -> "DeltaStreamReader":  # noqa: N802
+        return DeltaStreamReader(self.options["path"], schema, dict(self.options))
+
+
+class DeltaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
+    """The offsets and files of one query's stream of the table at ``location``."""
+
+    def __init__(self, location: str, schema: T.StructType, options: dict):
+        self.location = location
+        self.schema = schema
+        opts = {str(k).lower(): v for k, v in options.items()}
+        self.starting_version = _starting_version(opts.get("startingversion"))
+        if opts.get("startingtimestamp") is not None:
+            raise UnsupportedOperationError(
+                f"streaming read of {location}: sqlext does not take startingTimestamp yet; "
+                "give startingVersion (DESCRIBE HISTORY lists versions and their timestamps)")
+        self.max_files = int(opts.get("maxfilespertrigger", DEFAULT_MAX_FILES))
+        if self.max_files <= 0:
+            raise SqlextError(f"maxFilesPerTrigger must be a positive integer, got "
+                              f"{opts.get('maxfilespertrigger')!r}")
+        self.ignore_deletes = str(opts.get("ignoredeletes", "")).lower() in TRUE
+        self.ignore_changes = str(opts.get("ignorechanges", "")).lower() in TRUE
+        self.skip_change_commits = str(opts.get("skipchangecommits", "")).lower() in TRUE
+        snapshot = self._log().snapshot()
+        self.table_id = snapshot.metadata.id
+        self.schema_string = snapshot.metadata.schema_string
+        self.mapping_mode = mapping_mode(snapshot.metadata)
+        self.mapping = ColumnMapping.of(snapshot.metadata)
+        self.bound: int | None = None           # Trigger.AvailableNow: the last version read
+        self._adds: dict[int, list[AddFile]] = {}
+
+    # -- state not shipped to the executors ------------------------------------------------
+
+    def _log(self) -> DeltaLog:
+        log = self.__dict__.get("_delta_log")
+        if log is None:
+            log = self.__dict__["_delta_log"] = DeltaLog(self.location)
+        return log
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state.pop("_delta_log", None)
+        state["_adds"] = {}
+        return state
+
+    # -- offsets ---------------------------------------------------------------------------
+
+    def offset(self, version: int, index: int, starting: bool) -> dict:
+        """delta-spark's ``DeltaSourceOffset`` as a dict."""
+        return {"sourceVersion": 1, "reservoirId": self.table_id, "reservoirVersion": version,
+                "index": index, "isStartingVersion": starting}
+
+    def initialOffset(self) -> dict:  # noqa: N802
+        latest = self._latest()
+        if self.starting_version == "latest":
+            return self.offset(latest, END_INDEX, False)
+        if self.starting_version is not None:
+            if self.starting_version > latest:
+                raise SqlextError(
+                    f"streaming read of {self.location}: startingVersion "
+                    f"{self.starting_version} is after the table's latest version {latest}",
+                    error_class="DELTA_VERSION_NOT_FOUND")
+            return self.offset(self.starting_version, BASE_INDEX, False)
+        return self.offset(latest, BASE_INDEX, True)
+
+    def getDefaultReadLimit(self):  # noqa: N802
+        return ReadMaxFiles(self.max_files) if ReadMaxFiles is not None else None
+
+    def prepareForTriggerAvailableNow(self) -> None:  # noqa: N802
+        self.bound = self._log().latest_version()
+
+    def latestOffset(self, start: dict | None = None, limit=None) -> dict:  # noqa: N802
+        """The end of the next batch: after at most ``limit``'s files (``ReadMaxFiles``) past
+        ``start``, else after all files up to the latest version (the version current at start
+        under ``Trigger.AvailableNow``). pyspark 4.0/4.1 call it without arguments."""
+        latest = self._latest()
+        end = self.offset(latest, END_INDEX, False)
+        if start is not None and _key(end) < _key(start):
+            return start
+        max_files = getattr(limit, "max_files", None)
+        if start is None or max_files is None:
+            if start is not None and start.get("isStartingVersion") \
+                    and start["reservoirVersion"] == latest:
+                end["isStartingVersion"] = True
+            return end
+        count, last = 0, None
+        for version, index, starting, _ in self._files(start, latest):
+            count += 1
+            last = (version, index, starting)
+            if count >= max_files:
+                return self.offset(*last)
+        return end
+
+    def partitions(self, start: dict, end: dict) -> list[DeltaFiles]:
+        """The files after ``start`` up to ``end`` (inclusive), in tasks of about
+        :data:`PARTITION_BYTES`."""
+        parts, group, size = [], [], 0
+        end_key = _key(end)
+        for version, index, _, add in self._files(start, end["reservoirVersion"]):
+            if (version, index) > end_key:
+                break
+            values = (self.mapping.logical_partition_values(add.partition_values)
+                      if self.mapping is not None else dict(add.partition_values or {}))
+            log = self._log()
+            group.append(DeltaFile(log.location, log.data_path(add.path),
+                                   {k.lower(): v for k, v in values.items()},
+                                   add.deletion_vector, self.schema_string, self.mapping_mode,
+                                   version))
+            size += add.size or 0
+            if size >= PARTITION_BYTES:
+                parts.append(DeltaFiles(group))
+                group, size = [], 0
+        if group:
+            parts.append(DeltaFiles(group))
+        return parts
+
+    def read(self, partition: InputPartition):
+        """The rows of a partition's files, in order (:func:`read_delta_file`)."""
+        for part in partition.files:
+            yield from read_delta_file(part, self.schema)
+
+    def commit(self, end: dict) -> None:
+        version = end["reservoirVersion"]
+        for v in [v for v in self._adds if v < version]:
+            del self._adds[v]
+
+    # -- the log ---------------------------------------------------------------------------
+
+    def _latest(self) -> int:
+        latest = self._log().latest_version()
+        if latest is None:
+            raise SqlextError(f"streaming read: no Delta table at {self.location}",
+                              error_class="DELTA_TABLE_NOT_FOUND")
+        return latest if self.bound is None else min(latest, self.bound)
+
+    def _files(self, start: dict, last_version: int) -> Iterator[tuple[int, int, bool, AddFile]]:
+        """(version, index, isStartingVersion, file) of each file after ``start``, through
+        version ``last_version``."""
+        version, index = start["reservoirVersion"], start["index"]
+        first_commit = version
+        if start.get("isStartingVersion"):
+            if index != END_INDEX:
+                snapshot = self._log().snapshot(version)
+                files = sorted(snapshot.files, key=lambda f: (f.modification_time, f.path))
+                for i, f in enumerate(files):
+                    if i > index:
+                        yield version, i, True, f
+            first_commit = version + 1
+        for v in range(first_commit, last_version + 1):
+            for i, f in enumerate(self._commit_adds(v)):
+                if v > version or start.get("isStartingVersion") or i > index:
+                    yield v, i, False, f
+
+    def _commit_adds(self, version: int) -> list[AddFile]:
+        """The files commit ``version`` adds to the stream; raises delta-spark's errors for a
+        commit removing data (unless the options skip it) or changing the schema read."""
+        if version in self._adds:
+            return self._adds[version]
+        actions = self._log().read_commit(version)
+        adds = [a for a in actions if isinstance(a, AddFile) and a.data_change]
+        removes = [a for a in actions if isinstance(a, RemoveFile) and a.data_change]
+        for m in (a for a in actions if isinstance(a, Metadata)):
+            if m.schema_string and logical_schema(m.schema_string) != self.schema:
+                raise SqlextError(
+                    f"[DELTA_SCHEMA_CHANGED] Detected schema change:\nstreaming source schema: "
+                    f"{self.schema.simpleString()}\n\ndata file schema: "
+                    f"{logical_schema(m.schema_string).simpleString()}\n\nPlease try restarting "
+                    "the query. If this issue repeats across query restarts without making "
+                    "progress, you have made an incompatible schema change and need to start "
+                    "your query from scratch using a new checkpoint directory.",
+                    error_class="DELTA_SCHEMA_CHANGED", sqlstate="KD007",
+                    table=self.location, version=version)
+        if removes:
+            adds = self._changed(version, adds, removes)
+        self._adds[version] = adds
+        return adds
+
+    def _changed(self, version: int, adds: list[AddFile], removes: list[RemoveFile]):
+        if self.skip_change_commits:
+            return []
+        if self.ignore_changes:
+            return adds
+        if not adds:
+            if self.ignore_deletes:
+                return []
+            raise UnsupportedOperationError(
+                f"[DELTA_SOURCE_IGNORE_DELETE] Detected deleted data (for example "
+                f"{removes[0].path}) from streaming source at version {version}. This is "
+                "currently not supported. If you'd like to ignore deletes, set the option "
+                f"'ignoreDeletes' to 'true'. The source table can be found at path "
+                f"{self.location}.", error_class="DELTA_SOURCE_IGNORE_DELETE", sqlstate="0A000",
+                table=self.location, version=version)
+        raise UnsupportedOperationError(
+            f"[DELTA_SOURCE_TABLE_IGNORE_CHANGES] Detected a data update (for example "
+            f"{removes[0].path}) in the source table at version {version}. This is currently "
+            "not supported. If this is going to happen regularly and you are okay to skip "
+            "changes, set the option 'skipChangeCommits' to 'true'. If you would like the data "
+            "update to be reflected, please restart this query with a fresh checkpoint "
+            f"directory. The source table can be found at path {self.location}.",
+            error_class="DELTA_SOURCE_TABLE_IGNORE_CHANGES", sqlstate="0A000",
+            table=self.location, version=version)
+
+
+def _key(offset: dict) -> tuple[int, int]:
+    return offset["reservoirVersion"], offset["index"]
+
+
+def _starting_version(value):
+    if value is None:
+        return None
+    if str(value).strip().lower() == "latest":
+        return "latest"
+    try:
+        version = int(str(value).strip())
+    except ValueError:
+        version = -1
+    if version < 0:
+        raise SqlextError(f"startingVersion must be a version number or 'latest', got {value!r}")
+    return version
