@@ -152,3 +152,37 @@ def test_read_stream_table_by_name(drop_in, tmp_path):
         assert sorted(seen) == [1, 2]
     finally:
         spark.sql("DROP TABLE stream_src")
+
+
+def test_available_now_reads_up_to_the_version_current_at_start(drop_in, tmp_path):
+    spark, table, ck = drop_in, str(tmp_path / "t"), str(tmp_path / "ck")
+    for i in range(3):
+        _append(spark, table, [i])
+    seen = []
+
+    def batch(df, batch_id):
+        seen.append(sorted(r.id for r in df.collect()))
+        if batch_id == 0:       # committed while the query runs: for the next run
+            _append(spark, table, [100])
+    query = (spark.readStream.format("delta").option("startingVersion", 0)
+             .option("maxFilesPerTrigger", 1).load(table).writeStream.foreachBatch(batch)
+             .option("checkpointLocation", ck).trigger(availableNow=True).start())
+    query.awaitTermination()
+    assert seen == [[0], [1], [2]]
+    assert _batches(spark, table, ck) == [[100]]
+
+
+def test_process_all_available_on_a_running_query(drop_in, tmp_path):
+    spark, table, out = drop_in, str(tmp_path / "t"), str(tmp_path / "out")
+    _append(spark, table, [1, 2])
+    query = (spark.readStream.format("delta").load(table).writeStream.format("delta")
+             .option("checkpointLocation", str(tmp_path / "ck")).start(out))
+    try:
+        query.processAllAvailable()
+        _append(spark, table, [3])
+        query.processAllAvailable()
+        _append(spark, table, [4])
+        query.processAllAvailable()
+    finally:
+        query.stop()
+    assert sorted(r.id for r in spark.read.format("delta").load(out).collect()) == [1, 2, 3, 4]

@@ -166,19 +166,18 @@ class DeltaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         end = self.offset(latest, END_INDEX, False)
         if start is not None and _key(end) < _key(start):
             return start
-        max_files = getattr(limit, "max_files", None)
-        if start is None or max_files is None:
-            if start is not None and start.get("isStartingVersion") \
-                    and start["reservoirVersion"] == latest:
-                end["isStartingVersion"] = True
+        if start is None:
             return end
-        count, last = 0, None
+        if start.get("isStartingVersion") and start["reservoirVersion"] == latest:
+            end["isStartingVersion"] = True
+        max_files = getattr(limit, "max_files", None)
+        count = 0
         for version, index, starting, _ in self._files(start, latest):
             count += 1
-            last = (version, index, starting)
-            if count >= max_files:
-                return self.offset(*last)
-        return end
+            if max_files is not None and count >= max_files:
+                return self.offset(version, index, starting)
+        # no file past start: start itself (Spark runs no batch)
+        return end if count else start
 
     def partitions(self, start: dict, end: dict) -> list[DeltaFiles]:
         """The files after ``start`` up to ``end`` (inclusive), in tasks of about
