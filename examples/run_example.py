@@ -17,7 +17,8 @@ Steps (each printed as it runs):
    ``DESCRIBE HISTORY`` of ``daily_revenue`` (each version's operation and the dbt invocation and
    model that wrote it, in ``userMetadata``).
 
-dbt runs in this process (``dbtRunner``), so both builds share one Spark application.
+dbt runs in this process (``dbtRunner``), so both builds share one Spark application. Without
+``--workdir`` the project and its tables are in a temporary directory, removed at the end.
 """
 
 from __future__ import annotations
@@ -81,17 +82,32 @@ def step(title: str, out) -> float:
 
 
 def main(argv: list[str] | None = None, out=sys.stdout) -> dict:
-    """Run the example; returns the DataFrames shown (for tests)."""
+    """Run the example; returns the DataFrames shown (for tests: give ``--workdir``, since a
+    temporary work directory is removed before this returns)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--workdir", help="where to put the project and the warehouse "
-                                          "(default: a new temporary directory)")
+    parser.add_argument("--workdir", help="where to put the project and the warehouse, kept "
+                                          "afterwards (default: a temporary directory, removed "
+                                          "at the end)")
     parser.add_argument("--schema", default="shop")
     args = parser.parse_args(argv)
-    workdir = Path(args.workdir or tempfile.mkdtemp(prefix="sqlext-example-")).resolve()
-    workdir.mkdir(parents=True, exist_ok=True)
+    if args.workdir:
+        workdir = Path(args.workdir).resolve()
+        workdir.mkdir(parents=True, exist_ok=True)
+        return run(workdir, args.schema, out)
+    workdir = Path(tempfile.mkdtemp(prefix="sqlext-example-")).resolve()
+    try:
+        result = run(workdir, args.schema, out)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    print(f"\n(the project and its tables were in {workdir}, removed now; --workdir DIR keeps "
+          "them)", file=out)
+    return result
 
+
+def run(workdir: Path, schema: str = "shop", out=sys.stdout) -> dict:
+    """The example's steps in ``workdir``; returns the DataFrames shown."""
     t = step(f"1. project in {workdir / 'shop'}", out)
-    project = prepare(workdir, args.schema)
+    project = prepare(workdir, schema)
     t = step("2. dbt build (first run)", out)
     build(project, FIRST_WINDOW)
     print(f"first build: {time.perf_counter() - t:.1f}s", file=out)
@@ -104,9 +120,9 @@ def main(argv: list[str] | None = None, out=sys.stdout) -> dict:
     import sqlext
 
     spark = sqlext.session()
-    changes_sql = (f"SELECT * FROM {args.schema}.customers_current.changes "
+    changes_sql = (f"SELECT * FROM {schema}.customers_current.changes "
                    "ORDER BY _commit_version, customer_id, _change_type")
-    history_sql = f"DESCRIBE HISTORY {args.schema}.daily_revenue"
+    history_sql = f"DESCRIBE HISTORY {schema}.daily_revenue"
     step(changes_sql, out)
     changes = sqlext.sql(spark, changes_sql)
     print(changes._jdf.showString(100, 40, False), file=out)

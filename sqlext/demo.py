@@ -1,7 +1,8 @@
 """The sqlext demo: a tour of the product on an embedded local Spark.
 
-Run with ``./demo.sh`` (or ``python -m sqlext.demo [--dir DIR]``). Every step prints what it did;
-the tables are left in DIR (a temporary directory by default) for inspection with other engines.
+Run with ``./demo.sh`` (or ``python -m sqlext.demo [--dir DIR]``). Every step prints what it did.
+With ``--dir DIR`` the tables are left in DIR for inspection with other engines; without it they
+are made in a temporary directory, removed at the end.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import os
+import shutil
 import tempfile
 import time
 
@@ -105,16 +107,27 @@ def run(base: str) -> None:
     sqlext.write(day1.withColumn("value", F.col("value") * 10), "demo_events", mode="overwrite")
     _show(sqlext.DeltaTable.forName(spark, "demo_events").detail()
           .select("name", "location", "numFiles", "properties"))
-    print(f"\nTables are in {base}; any Delta reader (deltalake, DuckDB, delta-spark) reads them.")
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--dir", help="where to create the demo tables (default: a new temp dir)")
+    parser.add_argument("--dir", help="where to create the demo tables, kept afterwards (default: "
+                                      "a temporary directory, removed at the end)")
     args = parser.parse_args(argv)
-    base = args.dir or tempfile.mkdtemp(prefix="sqlext-demo-")
-    os.makedirs(base, exist_ok=True)
-    run(os.path.abspath(base))
+    if args.dir:
+        base = os.path.abspath(args.dir)
+        os.makedirs(base, exist_ok=True)
+        run(base)
+        print(f"\nTables are in {base}; any Delta reader (deltalake, DuckDB, delta-spark) "
+              "reads them.")
+        return 0
+    base = tempfile.mkdtemp(prefix="sqlext-demo-")
+    try:
+        run(base)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+    print(f"\nThe tables were in {base}, removed now; run with --dir DIR to keep them for other "
+          "readers (deltalake, DuckDB, delta-spark).")
     return 0
 
 

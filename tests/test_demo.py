@@ -26,3 +26,44 @@ def test_python_demo_runs_and_leaves_what_it_says(tmp_path):
     assert changes == Counter({(2, "delete", 4): 1, (1, "update_preimage", 5): 1,
                                (1, "update_postimage", 5): 1, (5, "update_preimage", 6): 1,
                                (5, "update_postimage", 6): 1, (8, "insert", 6): 1})
+
+
+def _remembering(seen: list):
+    """A stand-in for a demo's steps: remembers its directory and writes a file there."""
+    from pathlib import Path
+
+    def run(base, *args, **kwargs):
+        seen.append(Path(base))
+        (Path(base) / "table").mkdir(parents=True)
+        return {}
+    return run
+
+
+def test_demos_remove_their_temporary_directories(tmp_path, monkeypatch):
+    """``python -m sqlext.demo`` and ``examples/run_example.py`` without a directory work in a
+    temporary one and remove it; with ``--dir`` / ``--workdir`` they keep it."""
+    import io
+    import tempfile
+    from pathlib import Path
+
+    from sqlext import demo
+
+    repo = Path(__file__).resolve().parents[1]
+    sys.path.insert(0, str(repo / "examples"))
+    try:
+        import run_example
+    finally:
+        sys.path.remove(str(repo / "examples"))
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    seen: list = []
+    monkeypatch.setattr(demo, "run", _remembering(seen))
+    monkeypatch.setattr(run_example, "run", _remembering(seen))
+    assert demo.main([]) == 0
+    run_example.main([], out=io.StringIO())
+    assert [p.parent for p in seen] == [scratch, scratch] and list(scratch.iterdir()) == []
+    kept = tmp_path / "kept"
+    demo.main(["--dir", str(kept / "demo")])
+    run_example.main(["--workdir", str(kept / "example")], out=io.StringIO())
+    assert (kept / "demo" / "table").is_dir() and (kept / "example" / "table").is_dir()

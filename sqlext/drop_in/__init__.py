@@ -30,7 +30,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from sqlext.drop_in import catalog, readwriter, streaming, writer_v2
 from sqlext.drop_in.state import INSTALLED, installed, is_sqlext_table, wrap_methods
-from sqlext.engine.session import is_connect, native_sql
+from sqlext.engine.session import is_connect, native_sql, quiet_query_context_logs
 from sqlext.errors import ParseError
 
 __all__ = ["install", "installed", "uninstall"]
@@ -40,7 +40,10 @@ def install(spark: SparkSession) -> SparkSession:
     """Make delta-spark's idioms work on ``spark`` (see the module docstring); returns it.
 
     Idempotent. ``spark.sql`` and ``spark.table`` are replaced on this session object only.
+    Errors of the calls sqlext runs are raised without pyspark's query context log
+    (:func:`sqlext.engine.session.quiet_query_context_logs`).
     """
+    quiet_query_context_logs()
     connect = _connect_classes() if is_connect(spark) else {}
     for module in (readwriter, writer_v2, catalog, streaming):
         for cls, wrappers in module.WRAPPERS.items():

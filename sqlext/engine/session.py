@@ -1,10 +1,13 @@
-"""The SparkSession sqlext runs on: sensible local defaults, or the active session; and the
-session's size settings read as bytes."""
+"""The SparkSession sqlext runs on: sensible local defaults, or the active session; where a new
+session keeps its tables (:func:`choose_warehouse`); pyspark's error logs kept out of sqlext's
+errors (:func:`quiet_query_context_logs`); and the session's size settings read as bytes."""
 
 from __future__ import annotations
 
+import logging
 import os
 import re
+import shlex
 import sys
 import weakref
 from collections.abc import Callable
@@ -39,6 +42,152 @@ LOCAL_DEFAULTS = {
 
 
 PROGRESS_CONF = "spark.ui.showConsoleProgress"
+#: sqlext's progress lines per phase of MERGE and OPTIMIZE (:mod:`sqlext.engine.progress`): set
+#: when asked for (``sqlext.session(progress=...)``, ``SET sqlext.progress = true|false``)
+PROGRESS_LINES_CONF = "sqlext.progress"
+
+WAREHOUSE_CONF = "spark.sql.warehouse.dir"
+#: the environment variable naming the warehouse of new sessions (see :func:`choose_warehouse`)
+WAREHOUSE_ENV = "SQLEXT_WAREHOUSE"
+#: the warehouse of new sessions when nothing else names one: one per user, whatever the folder
+DEFAULT_WAREHOUSE = os.path.join("~", ".sqlext", "warehouse")
+
+WAREHOUSE_RULE = (
+    "Where tables are kept (a new Spark session's spark.sql.warehouse.dir), first found: "
+    "--warehouse DIR (or --conf spark.sql.warehouse.dir=DIR); the environment variable "
+    f"{WAREHOUSE_ENV}; spark.sql.warehouse.dir in Spark's configuration (spark-defaults.conf, "
+    f"PYSPARK_SUBMIT_ARGS); {DEFAULT_WAREHOUSE}. Never the current folder, so every folder "
+    "sees the same tables.")
+
+
+def choose_warehouse(given: str | None = None, environ=None,
+                     configured: Callable[[], str | None] | None = None) -> tuple[str, str]:
+    """The warehouse of a new session, and where the choice came from: the same rule for
+    ``sqlext.session()``, ``sqlext-sql``, ``sqlext-thriftserver`` and ``sqlext-connect-server``
+    (:data:`WAREHOUSE_RULE`). ``given``: the caller's own (a ``--warehouse`` flag, a
+    ``spark.sql.warehouse.dir`` setting passed to the call); then ``$SQLEXT_WAREHOUSE``
+    (``environ``, default ``os.environ``); then Spark's configuration files (``configured()``,
+    default :func:`configured_warehouse` of ``environ``); then :data:`DEFAULT_WAREHOUSE`.
+    Spark's own default, ``./spark-warehouse`` of the current folder, is never used: a shell
+    started in another folder would find no tables and make an empty warehouse there. Local
+    paths are made absolute (``~`` expanded); URIs (``s3a://``, ``hdfs://``, ``file:``) are
+    kept as given."""
+    environ = os.environ if environ is None else environ
+    if given:
+        return absolute_location(given), "given"
+    if environ.get(WAREHOUSE_ENV):
+        return absolute_location(environ[WAREHOUSE_ENV]), WAREHOUSE_ENV
+    found = configured() if configured is not None else configured_warehouse(environ)
+    if found:
+        return found, "Spark's configuration"
+    return absolute_location(DEFAULT_WAREHOUSE), "default"
+
+
+def absolute_location(location: str) -> str:
+    """A local path made absolute (``~`` expanded); a URI (``scheme:...``) as it is."""
+    if re.match(r"^[A-Za-z][A-Za-z0-9+.-]+:", location):
+        return location
+    return os.path.abspath(os.path.expanduser(location))
+
+
+def configured_warehouse(environ=None) -> str | None:
+    """``spark.sql.warehouse.dir`` as Spark's launcher would find it for a new local session
+    (without starting one): ``--conf`` in ``PYSPARK_SUBMIT_ARGS``, else the properties file
+    (``--properties-file`` there, else ``spark-defaults.conf`` in ``$SPARK_CONF_DIR`` or
+    ``$SPARK_HOME/conf``, ``SPARK_HOME`` being pyspark's folder when unset)."""
+    environ = os.environ if environ is None else environ
+    args = shlex.split(environ.get("PYSPARK_SUBMIT_ARGS", ""))
+    properties_file = None
+    for flag, value in zip(args, args[1:]):
+        if flag in ("--conf", "-c") and value.partition("=")[0].strip() == WAREHOUSE_CONF:
+            return value.partition("=")[2].strip()
+        if flag == "--properties-file":
+            properties_file = value
+    if properties_file is None:
+        conf_dir = environ.get("SPARK_CONF_DIR")
+        if not conf_dir:
+            import pyspark
+            home = environ.get("SPARK_HOME") or os.path.dirname(pyspark.__file__)
+            conf_dir = os.path.join(home, "conf")
+        properties_file = os.path.join(conf_dir, "spark-defaults.conf")
+    try:
+        with open(properties_file, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        match = re.match(r"^\s*([^\s=:#!][^\s=:]*)\s*[\s=:]\s*(.*?)\s*$", line)
+        if match and match.group(1) == WAREHOUSE_CONF and match.group(2):
+            return match.group(2)
+    return None
+
+
+def warn_about_old_warehouse(chosen: str, cwd: str | None = None) -> None:
+    """Say so when the default warehouse is used while the current folder's
+    ``spark-warehouse`` holds sqlext tables (Spark's default before: a session started here
+    used it)."""
+    old = os.path.join(cwd or os.getcwd(), "spark-warehouse")
+    if os.path.isdir(os.path.join(old, "_sqlext_catalog")) and \
+            os.path.realpath(old) != os.path.realpath(chosen):
+        logging.getLogger("sqlext").warning(
+            "sqlext: tables are kept in %s (the default); %s holds sqlext tables from before: "
+            "use them with --warehouse %s or %s=%s", chosen, old, old, WAREHOUSE_ENV, old)
+
+
+#: pyspark's loggers that print a JSON block (the error and the JVM's stack) each time an error
+#: with a query context is made, before the error is even raised
+QUERY_CONTEXT_LOGGERS = ("SQLQueryContextLogger", "DataFrameQueryContextLogger")
+#: modules whose Spark errors sqlext reports itself (raised as they are or wrapped)
+_OWN_MODULES = ("sqlext.", "dbt.adapters.sqlext")
+
+
+class _ReportedBySqlext(logging.Filter):
+    """Drops pyspark's query context log records of errors made while sqlext (or its dbt
+    adapter) is running: sqlext raises them, or its own error naming the table, to the caller;
+    the log would print the same error a second time with the JVM's stack first. Spark errors
+    of the user's own calls are logged as pyspark does."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        frame = sys._getframe(1)
+        while frame is not None:
+            module = frame.f_globals.get("__name__") or ""
+            if module == "sqlext" or module.startswith(_OWN_MODULES):
+                return False
+            frame = frame.f_back
+        return True
+
+
+_QUIETED = False
+
+
+def quiet_query_context_logs() -> None:
+    """Keep pyspark's query context logs (``SQLQueryContextLogger``, a ~10 KB JSON block on
+    standard error with the JVM's stack) out of the errors sqlext reports: a Spark error made
+    while sqlext runs is raised, or reported in one line by ``sqlext-sql``, without it. Called
+    by ``sqlext.session()``, ``sqlext.install()``, ``sqlext-sql`` and for every session sqlext
+    prepares (:func:`prepare`: the dbt adapter's too). Once per process; other Spark errors
+    still log as pyspark does."""
+    global _QUIETED
+    if _QUIETED:
+        return
+    from pyspark.logger import PySparkLogger
+
+    for name in QUERY_CONTEXT_LOGGERS:
+        logger = PySparkLogger.getLogger(name)
+        if not any(isinstance(f, _ReportedBySqlext) for f in logger.filters):
+            logger.addFilter(_ReportedBySqlext())
+    _QUIETED = True
+
+
+def progress_settings(progress: bool | None, stream=None) -> dict[str, str]:
+    """The progress settings of a new session: Spark's bar (:func:`progress_setting`) and,
+    when asked either way, sqlext's progress lines (:data:`PROGRESS_LINES_CONF`); not asked,
+    the lines follow the bar and standard error being a terminal
+    (:class:`sqlext.engine.progress.Progress`)."""
+    settings = {PROGRESS_CONF: progress_setting(progress, stream)}
+    if progress is not None:
+        settings[PROGRESS_LINES_CONF] = "true" if progress else "false"
+    return settings
 
 
 def progress_setting(progress: bool | None, stream=None) -> str:
@@ -61,26 +210,39 @@ def session(progress: bool | None = None, remote: str | None = None, **conf) -> 
     """A SparkSession for sqlext: the active one, or a new local one with sensible defaults.
 
     Keyword arguments are Spark settings (``session(**{"spark.sql.shuffle.partitions": "8"})``);
-    ``master`` and ``app_name`` are accepted as short forms. Settings given for an already active
-    session are applied to it where Spark allows (SQL settings). ``progress``: Spark's console
-    progress bar for a new session (default: on when standard error is a terminal; a setting
-    ``spark.ui.showConsoleProgress`` given here wins). ``remote``: a Spark Connect URL
-    (``"sc://host:15002"``): a Connect session to that server, with ``conf``'s SQL settings
-    (needs the ``connect`` extra; see README, "Spark Connect").
+    ``master``, ``app_name`` and ``warehouse`` are accepted as short forms. Settings given for an
+    already active session are applied to it where Spark allows (SQL settings). A new session's
+    warehouse follows :func:`choose_warehouse` (``warehouse``, ``$SQLEXT_WAREHOUSE``, Spark's
+    configuration files, ``~/.sqlext/warehouse``). ``progress``: Spark's console progress bar
+    and sqlext's progress lines for a new session (default: on when standard error is a
+    terminal; a setting ``spark.ui.showConsoleProgress`` given here wins). ``remote``: a Spark
+    Connect URL (``"sc://host:15002"``): a Connect session to that server, with ``conf``'s SQL
+    settings (needs the ``connect`` extra; see README, "Spark Connect").
     """
+    quiet_query_context_logs()
     if remote is not None:
+        conf.pop("warehouse", None)         # the server's own
         return _remote_session(remote, {k: str(v) for k, v in conf.items()})
     if "master" in conf:
         conf["spark.master"] = conf.pop("master")
     if "app_name" in conf:
         conf["spark.app.name"] = conf.pop("app_name")
-    conf = {k: str(v) for k, v in conf.items()}
+    if conf.get("warehouse") is not None:
+        conf[WAREHOUSE_CONF] = absolute_location(str(conf.pop("warehouse")))
+    conf.pop("warehouse", None)
+    conf = {k: str(v) for k, v in conf.items() if v is not None}
     spark = SparkSession.getActiveSession()
     if spark is None:
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+        warehouse, source = choose_warehouse(conf.get(WAREHOUSE_CONF))
+        if source == "given":
+            warehouse = conf[WAREHOUSE_CONF]      # a setting passed as such means what Spark reads
+        elif source == "default":
+            warn_about_old_warehouse(warehouse)
+        conf[WAREHOUSE_CONF] = warehouse
         builder = SparkSession.builder
-        defaults = {**LOCAL_DEFAULTS, PROGRESS_CONF: progress_setting(progress)}
+        defaults = {**LOCAL_DEFAULTS, **progress_settings(progress)}
         for key, value in {**defaults, **conf}.items():
             builder = builder.config(key, value)
         spark = builder.getOrCreate()
@@ -104,7 +266,7 @@ def _remote_session(url: str, conf: dict) -> SparkSession:
         os.environ["SPARK_CONNECT_MODE_ENABLED"] = "1"
         builder = ConnectSession.builder.remote(url)
         for key, value in conf.items():
-            if key.startswith("spark.sql."):    # the server's other settings are its own
+            if key.startswith("spark.sql.") and key != WAREHOUSE_CONF:   # the rest: the server's
                 builder = builder.config(key, value)
         spark = builder.getOrCreate()
     except ImportError as exc:
@@ -127,6 +289,7 @@ def prepare(spark: SparkSession) -> None:
     bucket options resolver are installed again on each call, as they always were. A Spark
     Connect session needs nothing: its log goes through sqlext's Python stores, its writer
     settings are the server's."""
+    quiet_query_context_logs()
     if is_connect(spark):
         return
     sc = spark.sparkContext

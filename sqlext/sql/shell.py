@@ -24,7 +24,8 @@ import time
 from sqlglot.errors import TokenError
 from sqlglot.tokens import TokenType
 
-from sqlext.engine.session import is_connect
+from sqlext.engine.session import (WAREHOUSE_CONF, WAREHOUSE_RULE, absolute_location, is_connect,
+                                   quiet_query_context_logs)
 from sqlext.errors import SqlextError
 from sqlext.sql.history_view import compact_history
 from sqlext.sql.table_format import render, render_vertical
@@ -36,7 +37,8 @@ HISTORY_FILE = os.path.join("~", ".sqlext_sql_history")
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="sqlext-sql", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="sqlext-sql", description=__doc__.splitlines()[0],
+                                     epilog=WAREHOUSE_RULE)
     parser.add_argument("-e", dest="execute", metavar="SQL", help="run SQL and exit")
     parser.add_argument("-f", dest="file", metavar="FILE", help="run the SQL script FILE and exit")
     parser.add_argument("-i", dest="init", metavar="FILE", action="append", default=[],
@@ -48,7 +50,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--vertical", action="store_true",
                         help="show each row as a block of column | value lines (\\x at the prompt)")
     parser.add_argument("--no-progress", dest="progress", action="store_false", default=None,
-                        help="no Spark progress bar (default: shown when stderr is a terminal)")
+                        help="no Spark progress bar and no MERGE/OPTIMIZE phase lines (default: "
+                             "shown when stderr is a terminal)")
+    parser.add_argument("--warehouse", metavar="DIR",
+                        help="where tables are kept (spark.sql.warehouse.dir; see below)")
     parser.add_argument("--master", help="Spark master URL (default local[2])")
     parser.add_argument("--remote", help="a Spark Connect server's URL (sc://host:15002) to run "
                         "on instead of a local Spark")
@@ -78,6 +83,11 @@ def _settings(args: argparse.Namespace) -> dict[str, str]:
     conf = conf_arguments(args, "sqlext-sql")
     if args.name:
         conf["spark.app.name"] = args.name
+    if args.warehouse:
+        if args.remote:
+            raise SystemExit("sqlext-sql: --warehouse is for a local Spark; a Spark Connect "
+                             "server keeps its own (sqlext-connect-server --warehouse DIR)")
+        conf[WAREHOUSE_CONF] = absolute_location(args.warehouse)
     return conf
 
 
@@ -205,6 +215,9 @@ class Shell:
         if not self.silent:
             print(f"sqlext-sql {VERSION}: end statements with ';', Ctrl-C cancels, \\x toggles "
                   "vertical display, exit (or Ctrl-D) leaves.", file=self.err)
+            if not is_connect(self.spark):
+                print(f"Tables in {self.spark.conf.get(WAREHOUSE_CONF)} (--warehouse DIR or "
+                      "SQLEXT_WAREHOUSE to use others).", file=self.err)
         buffer = ""
         while True:
             try:
@@ -319,13 +332,11 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _quiet(spark) -> None:
-    """Errors are printed once, by the shell: silence Spark's log and pyspark's error loggers."""
-    from pyspark.logger import PySparkLogger
-
+    """Errors are printed once, by the shell: silence Spark's log and pyspark's query context
+    logs of the errors sqlext reports."""
     if not is_connect(spark):     # a Connect server's log is the server's
         spark.sparkContext.setLogLevel("OFF")
-    for name in ("SQLQueryContextLogger", "DataFrameQueryContextLogger"):
-        PySparkLogger.getLogger(name).disabled = True
+    quiet_query_context_logs()
 
 
 def _use(database: str) -> str:

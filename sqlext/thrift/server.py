@@ -13,7 +13,13 @@ columns). The entries hold no file list: each query reads the table's current sn
 Spark's catalog is the in-memory one unless ``--conf spark.sql.catalogImplementation=hive`` is
 given: the entries live as long as the server and are made again at the next start. The server
 session's own ``spark.sql.warehouse.dir`` is a private temporary directory, not the warehouse
-served (see :func:`main`).
+served (see :func:`main`); the warehouse served follows sqlext's one rule
+(:func:`sqlext.engine.session.choose_warehouse`). The server listens on 127.0.0.1 unless told
+otherwise (``--host``): like Spark's, it has no authentication of its own.
+
+Writes over JDBC are refused: an entry's data source is named after the table as clients know
+it (:func:`sqlext.thrift.source.source_name`), which is the name Spark's DELETE and TRUNCATE
+errors give, and its writer refuses INSERT naming the table; both say to change it with sqlext.
 """
 
 from __future__ import annotations
@@ -30,22 +36,34 @@ import time
 from sqlext.errors import SqlextError
 
 DEFAULT_PORT = 10000
+DEFAULT_HOST = "127.0.0.1"
+HOST_CONF = "spark.hive.server2.thrift.bind.host"
+PORT_CONF = "spark.hive.server2.thrift.port"
+#: Hive's environment variables, which would win over the settings in the server's JVM
+HOST_ENV, PORT_ENV = "HIVE_SERVER2_THRIFT_BIND_HOST", "HIVE_SERVER2_THRIFT_PORT"
+#: Python errors over JDBC (the data source's) as one line, without the Python traceback
+HIDE_TRACEBACK_CONF = "spark.sql.execution.pyspark.udf.hideTraceback.enabled"
 DEFAULT_REFRESH_SECONDS = 10.0
 SERVER_CLASS = "org.apache.spark.sql.hive.thriftserver.HiveThriftServer2"
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    from sqlext.engine.session import WAREHOUSE_RULE
+
     parser = argparse.ArgumentParser(
         prog="sqlext-thriftserver",
-        description="Spark's Thrift JDBC/ODBC server with sqlext's tables in its catalog")
+        description="Spark's Thrift JDBC/ODBC server with sqlext's tables in its catalog "
+                    "(reading only)", epilog=WAREHOUSE_RULE)
     parser.add_argument("--port", type=int, default=None,
-                        help=f"TCP port (default {DEFAULT_PORT}, or "
-                             "--conf spark.hive.server2.thrift.port)")
+                        help=f"TCP port (default {DEFAULT_PORT}; or --conf {PORT_CONF}, "
+                             f"${PORT_ENV})")
     parser.add_argument("--host", default=None,
-                        help="address to listen on (default: all; or "
-                             "--conf spark.hive.server2.thrift.bind.host)")
-    parser.add_argument("--warehouse", help="spark.sql.warehouse.dir: the warehouse whose sqlext "
-                        "tables to serve (default: Spark's, ./spark-warehouse)")
+                        help=f"address to listen on (default {DEFAULT_HOST}: this machine "
+                             f"only; 0.0.0.0 for every interface; or --conf {HOST_CONF}, "
+                             f"${HOST_ENV}). There is no authentication: expose it to trusted "
+                             "networks only")
+    parser.add_argument("--warehouse", metavar="DIR",
+                        help="the warehouse whose sqlext tables to serve (see below)")
     parser.add_argument("--refresh", type=float, default=DEFAULT_REFRESH_SECONDS,
                         metavar="SECONDS", help="how often the catalog entries are brought in "
                         f"step with sqlext's catalog (default {DEFAULT_REFRESH_SECONDS:g})")
@@ -55,19 +73,24 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def server_settings(args: argparse.Namespace) -> dict[str, str]:
-    """The Spark settings of the server's session from the command line."""
+def server_settings(args: argparse.Namespace, environ=None) -> dict[str, str]:
+    """The Spark settings of the server's session from the command line (and ``environ``,
+    default ``os.environ``): the warehouse served (``spark.sql.warehouse.dir``, sqlext's rule),
+    the address (default 127.0.0.1) and port."""
+    from sqlext.engine.session import WAREHOUSE_CONF, absolute_location, choose_warehouse
     from sqlext.sql.shell import conf_arguments
 
+    environ = os.environ if environ is None else environ
     conf = conf_arguments(args, "sqlext-thriftserver")
-    if args.warehouse:
-        conf["spark.sql.warehouse.dir"] = args.warehouse
-    conf.setdefault("spark.sql.warehouse.dir", "spark-warehouse")    # Spark's default
-    if args.port is not None:
-        conf["spark.hive.server2.thrift.port"] = str(args.port)
-    conf.setdefault("spark.hive.server2.thrift.port", str(DEFAULT_PORT))
-    if args.host:
-        conf["spark.hive.server2.thrift.bind.host"] = args.host
+    given = absolute_location(args.warehouse) if args.warehouse else conf.get(WAREHOUSE_CONF)
+    conf[WAREHOUSE_CONF] = choose_warehouse(given, environ)[0]
+    # flag, then setting (Spark's name, or Hive's), then Hive's environment variable, then ours
+    conf[HOST_CONF] = (args.host or conf.get(HOST_CONF) or conf.get(HOST_CONF[len("spark."):])
+                       or environ.get(HOST_ENV) or DEFAULT_HOST)
+    conf[PORT_CONF] = str(args.port if args.port is not None else
+                          conf.get(PORT_CONF) or conf.get(PORT_CONF[len("spark."):])
+                          or environ.get(PORT_ENV) or DEFAULT_PORT)
+    conf.setdefault(HIDE_TRACEBACK_CONF, "true")
     conf.setdefault("spark.app.name", "sqlext-thriftserver")
     # Hive's embedded Derby (the server's execution client) writes derby.log into the working
     # directory unless told otherwise
@@ -93,7 +116,7 @@ class CatalogMirror:
         self.log = log or (lambda message: print(message, file=sys.stderr, flush=True))
         spark.dataSource.register(DeltaTableSource)
         spark.conf.set(PUSHDOWN_CONF, "true")     # the entries' readers prune files by filters
-        self.sources: set[str] = set()      # locations whose data source is registered
+        self.sources: dict[str, str] = {}   # data source name -> the location it reads
         self.entries: dict[tuple[str, str], tuple] = {}   # (schema, table) -> what it was made of
         self.schemas: set[str] = set()
         # the last problem logged per ("read" or "entry", schema, table)
@@ -184,11 +207,12 @@ class CatalogMirror:
         from sqlext.thrift.source import source_for, source_name
 
         location, columns, description = entry
-        if location not in self.sources:
-            self.spark.dataSource.register(source_for(location))
-            self.sources.add(location)
-        self.spark.catalog.createTable(spark_name(*key), path=location,
-                                       source=source_name(location),
+        name = spark_name(*key)
+        source = source_name(location, name)
+        if self.sources.get(source) != location:
+            self.spark.dataSource.register(source_for(location, name))
+            self.sources[source] = location
+        self.spark.catalog.createTable(name, path=location, source=source,
                                        schema=T.StructType.fromJson(json.loads(columns)),
                                        description=description)
 
@@ -212,6 +236,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.refresh <= 0:
         raise SystemExit("sqlext-thriftserver: --refresh must be a positive number of seconds")
     conf = server_settings(args)
+    for name in (HOST_ENV, PORT_ENV):   # decided above; Hive's would win in the JVM
+        os.environ.pop(name, None)
     import sqlext
     from sqlext.log.storage import normalize_location
 
@@ -231,8 +257,7 @@ def main(argv: list[str] | None = None) -> int:
         mirror = CatalogMirror(spark, warehouse)
         made, _ = mirror.sync()
         server = start_server(spark)
-        host = conf.get("spark.hive.server2.thrift.bind.host", "0.0.0.0")
-        print(f"sqlext-thriftserver: listening on {host}:{conf['spark.hive.server2.thrift.port']} "
+        print(f"sqlext-thriftserver: listening on {conf[HOST_CONF]}:{conf[PORT_CONF]} "
               f"(jdbc:hive2://), {made} sqlext tables of {mirror.catalog.warehouse}; catalog "
               f"refreshed every {args.refresh:g}s", flush=True)
         while not stop.wait(args.refresh):

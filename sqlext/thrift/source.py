@@ -1,6 +1,6 @@
 """A Spark Python data source (``pyspark.sql.datasource``) reading a Delta table through
-sqlext's log: each catalog entry of ``sqlext-thriftserver`` uses one (``USING
-sqlext_delta_<digest>``, :func:`source_for`).
+sqlext's log: each catalog entry of ``sqlext-thriftserver`` uses one, named after the table as
+clients know it (:func:`source_for`, :func:`source_name`).
 
 Every query plans anew: :meth:`DeltaReader.partitions` replays the log to its *current* version
 and lists that snapshot's live files, one partition each, so a DELETE or UPDATE committed after
@@ -68,13 +68,16 @@ class DeltaFile(InputPartition):
 class DeltaTableSource(DataSource):
     """The current snapshot of one Delta table: ``location`` (a subclass per table sets it, see
     :func:`source_for`; on this class itself, option ``path`` gives it:
-    ``spark.read.format("sqlext_delta").load(location)``). Reading only: a DataSource without a
-    writer, so INSERT, DELETE, UPDATE and MERGE on an entry using it fail in Spark's analysis.
+    ``spark.read.format("sqlext_delta").load(location)``). Reading only: its writer refuses
+    INSERT naming the table, and Spark refuses DELETE, UPDATE, MERGE and TRUNCATE on an entry
+    using it (a Python data source has no row-level operations).
 
     A catalog entry needs a source of its own because Spark hands a Python data source no
     option of a catalog table (neither its LOCATION nor its OPTIONS) when a query reads it."""
 
     location: str | None = None
+    #: the table as Spark's catalog names it (an entry's source), for errors
+    table: str | None = None
 
     @classmethod
     def name(cls) -> str:
@@ -95,26 +98,39 @@ class DeltaTableSource(DataSource):
 
     def writer(self, schema: T.StructType, overwrite: bool):
         """Refused: INSERT (or a DataFrame write) through this source would bypass the log."""
+        table = self.table or f"the table at {self.table_location()}"
         raise UnsupportedOperationError(
-            f"table {self.table_location()}: sqlext's tables are read-only through Spark's "
-            "catalog entries (sqlext-thriftserver) and this data source; nothing was written. "
-            "Write with sqlext (sqlext.sql, sqlext-sql, DeltaTable, dbt)")
+            f"{table} is a sqlext table, read-only here (sqlext-thriftserver): nothing was "
+            "written. Change it with sqlext (sqlext-sql, sqlext.sql, DeltaTable, dbt)")
 
 
-def source_name(location: str) -> str:
-    """The name of the data source of the table at ``location`` (``USING`` of its entry):
-    ``sqlext_delta_`` and a digest of the location."""
+#: what an entry's data source name says after the table's name (see :func:`source_name`)
+READ_ONLY_NOTE = "(a sqlext table, read-only here: change it with sqlext)"
+
+
+def source_name(location: str, table: str | None = None) -> str:
+    """The name of the data source of the table at ``location``: ``sqlext_delta_`` and a
+    digest of the location; for a catalog entry (``USING`` of it), the table as Spark's
+    catalog names it (``table``, e.g. ```sales`.`orders```) and :data:`READ_ONLY_NOTE`.
+
+    Spark names a table it cannot DELETE from or TRUNCATE by its data source's name, so that
+    a client's ``DELETE FROM sales.orders`` over JDBC answers ``Table does not support deletes:
+    `sales`.`orders` (a sqlext table, read-only here: change it with sqlext).``"""
+    if table is not None:
+        return f"{table} {READ_ONLY_NOTE}"
     return f"{SOURCE_NAME}_{hashlib.sha1(location.encode()).hexdigest()[:16]}"
 
 
-def source_for(location: str) -> type[DeltaTableSource]:
-    """A :class:`DeltaTableSource` for the table at ``location``, named :func:`source_name`, to
-    register with ``spark.dataSource.register`` (Spark pickles it by value for its workers).
-    Its reader skips the files that Spark's filters rule out (:class:`PruningDeltaReader`): the
-    session needs ``spark.sql.python.filterPushdown.enabled`` (:data:`PUSHDOWN_CONF`)."""
-    name = source_name(location)
-    return type(f"DeltaTableSource_{name}", (DeltaTableSource,),
-                {"location": location, "name": classmethod(lambda cls: name),
+def source_for(location: str, table: str | None = None) -> type[DeltaTableSource]:
+    """A :class:`DeltaTableSource` for the table at ``location`` (the catalog entry ``table``,
+    if it is one's), named :func:`source_name`, to register with ``spark.dataSource.register``
+    (Spark pickles it by value for its workers). Its reader skips the files that Spark's
+    filters rule out (:class:`PruningDeltaReader`): the session needs
+    ``spark.sql.python.filterPushdown.enabled`` (:data:`PUSHDOWN_CONF`)."""
+    name = source_name(location, table)
+    digest = hashlib.sha1(name.encode()).hexdigest()[:16]
+    return type(f"DeltaTableSource_{digest}", (DeltaTableSource,),
+                {"location": location, "table": table, "name": classmethod(lambda cls: name),
                  "reader": lambda self, schema: PruningDeltaReader(location, schema),
                  "__doc__": f"The Delta table at {location}."})
 

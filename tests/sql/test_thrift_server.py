@@ -16,7 +16,7 @@ import time
 import pytest
 
 import sqlext
-from tests.support.thrift_server import BeelineError, ThriftServer, beeline
+from tests.support.thrift_server import BeelineError, ThriftServer, beeline, listening_addresses
 
 pytestmark = pytest.mark.skipif(shutil.which("java") is None, reason="beeline needs java")
 
@@ -108,17 +108,35 @@ def test_tables_created_or_dropped_later_follow_the_catalog(spark, server):
     until(gone)
 
 
+def test_the_server_listens_on_this_machine_only_by_default(server):
+    """No --host (the fixture gives none): 127.0.0.1, as the server says."""
+    port = int(server.url.rsplit(":", 1)[1].split("/")[0])
+    if os.path.exists("/proc/net/tcp"):
+        assert listening_addresses(port) == {"127.0.0.1"}
+    assert f"listening on 127.0.0.1:{port}" in server.log.read_text()
+
+
 def test_changes_over_jdbc_fail_and_change_nothing(spark, server):
     before = sorted(tuple(r) for r in sqlext.read(spark, f"{SCHEMA}.mapped").collect())
     version = sqlext.DeltaTable.forName(spark, f"{SCHEMA}.mapped").history(1).collect()[0][0]
-    for statement in (f"DELETE FROM {SCHEMA}.mapped WHERE id = 1",
-                      f"UPDATE {SCHEMA}.mapped SET id = 5",
-                      f"MERGE INTO {SCHEMA}.mapped t USING (SELECT 1 AS id) s ON t.id = s.id "
-                      "WHEN MATCHED THEN DELETE",
-                      f"INSERT INTO {SCHEMA}.mapped SELECT id, st, ts FROM {SCHEMA}.mapped",
-                      f"TRUNCATE TABLE {SCHEMA}.mapped"):
-        with pytest.raises(BeelineError):
+    table = f"`{SCHEMA}`.`mapped`"
+    read_only = f"{table} (a sqlext table, read-only here: change it with sqlext)"
+    # the client's first line names the table as the client knows it (Spark's Thrift server
+    # follows it with its own stack); DELETE, TRUNCATE and INSERT say to write with sqlext
+    for statement, says in (
+            (f"DELETE FROM {SCHEMA}.mapped WHERE id = 1", f"does not support deletes: {read_only}"),
+            (f"UPDATE {SCHEMA}.mapped SET id = 5", f"{table} does not support UPDATE"),
+            (f"MERGE INTO {SCHEMA}.mapped t USING (SELECT 1 AS id) s ON t.id = s.id "
+             "WHEN MATCHED THEN DELETE", f"{table} does not support MERGE"),
+            (f"INSERT INTO {SCHEMA}.mapped SELECT id, st, ts FROM {SCHEMA}.mapped",
+             f"UnsupportedOperationError: {table} is a sqlext table, read-only here "
+             "(sqlext-thriftserver): nothing was written. Change it with sqlext"),
+            (f"TRUNCATE TABLE {SCHEMA}.mapped", f"does not support truncates: {read_only}")):
+        with pytest.raises(BeelineError) as failed:
             beeline(server.url, statement)
+        first = str(failed.value).splitlines()[0]
+        assert says in first, str(failed.value)
+        assert "Traceback" not in str(failed.value)
     # dropping the entry over JDBC leaves the table's files; the next refresh makes it again
     location = sqlext.DeltaTable.forName(spark, f"{SCHEMA}.mapped").detail().collect()[0]["location"]
     beeline(server.url, f"DROP TABLE {SCHEMA}.mapped")
@@ -130,3 +148,22 @@ def test_changes_over_jdbc_fail_and_change_nothing(spark, server):
     assert until(lambda: ids(server.url, f"{SCHEMA}.mapped")) == ["1", "3"]
     assert sorted(tuple(r) for r in sqlext.read(spark, f"{SCHEMA}.mapped").collect()) == before
     assert sqlext.DeltaTable.forName(spark, f"{SCHEMA}.mapped").history(1).collect()[0][0] == version
+
+
+def test_address_and_port_settings(tmp_path):
+    """--host, then the setting (Spark's or Hive's name), then Hive's environment variable,
+    then 127.0.0.1; the same order for the port (default 10000)."""
+    from sqlext.thrift.server import HOST_CONF, PORT_CONF, parse_args, server_settings
+
+    def settings(*argv, environ=None):
+        conf = server_settings(parse_args(["--warehouse", str(tmp_path), *argv]), environ or {})
+        return conf[HOST_CONF], conf[PORT_CONF]
+
+    assert settings() == ("127.0.0.1", "10000")
+    assert settings("--host", "0.0.0.0", "--port", "10001") == ("0.0.0.0", "10001")
+    assert settings("--conf", f"{HOST_CONF}=10.0.0.1") == ("10.0.0.1", "10000")
+    assert settings("--conf", "hive.server2.thrift.bind.host=10.0.0.2",
+                    "--conf", "hive.server2.thrift.port=10002") == ("10.0.0.2", "10002")
+    env = {"HIVE_SERVER2_THRIFT_BIND_HOST": "10.0.0.3", "HIVE_SERVER2_THRIFT_PORT": "10003"}
+    assert settings(environ=env) == ("10.0.0.3", "10003")
+    assert settings("--host", "localhost", environ=env) == ("localhost", "10003")

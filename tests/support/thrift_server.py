@@ -19,24 +19,53 @@ from tests.support.connect_server import ServerProcess, free_port
 
 
 class ThriftServer(ServerProcess):
-    """``sqlext-thriftserver`` on ``127.0.0.1:<port>`` (``url``, a Hive JDBC URL) serving the
-    sqlext tables of ``warehouse``, its catalog refreshed every ``refresh`` seconds; its output
-    goes to ``<workdir>/thrift-server.log``."""
+    """``sqlext-thriftserver`` on ``<port>`` of its default address, 127.0.0.1, or ``host``
+    (``url`` is a Hive JDBC URL to 127.0.0.1) serving the sqlext tables of ``warehouse``, its
+    catalog refreshed every ``refresh`` seconds; its output goes to
+    ``<workdir>/thrift-server.log``."""
 
     def __init__(self, warehouse: str, workdir: Path, refresh: float = 2.0,
-                 timeout: float = 120.0):
+                 timeout: float = 120.0, host: str | None = None):
         port = free_port()
         self.url = f"jdbc:hive2://127.0.0.1:{port}/default"
         command = [sys.executable, "-m", "sqlext.thrift", "--port", str(port),
-                   "--host", "127.0.0.1", "--warehouse", warehouse, "--master", "local[1]",
+                   *(["--host", host] if host else []),
+                   "--warehouse", warehouse, "--master", "local[1]",
                    "--refresh", str(refresh),
                    "--conf", "spark.driver.memory=768m",
                    "--conf", "spark.sql.shuffle.partitions=1",
                    "--conf", "spark.ui.enabled=false"]
         env = dict(os.environ, PYSPARK_PYTHON=sys.executable, SPARK_LOCAL_IP="127.0.0.1")
         env.pop("SPARK_CONNECT_MODE_ENABLED", None)
+        env.pop("HIVE_SERVER2_THRIFT_BIND_HOST", None)
         super().__init__(command, env, port, workdir / "thrift-server.log",
                          "sqlext Thrift server", timeout, cwd=workdir)
+
+
+def listening_addresses(port: int) -> set[str]:
+    """The local addresses sockets listen on at TCP ``port`` on this machine (Linux's
+    ``/proc/net/tcp`` and ``tcp6``; IPv4-mapped IPv6 addresses as IPv4), e.g. ``{"127.0.0.1"}``,
+    or ``{"0.0.0.0"}`` / ``{"::"}`` for every interface."""
+    import ipaddress
+
+    found = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            lines = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            fields = line.split()
+            address, _, hex_port = fields[1].partition(":")
+            if fields[3] != "0A" or int(hex_port, 16) != port:      # 0A: LISTEN
+                continue
+            raw = bytes.fromhex(address)
+            # the kernel prints each 32-bit word in host (little-endian) order
+            raw = b"".join(raw[i:i + 4][::-1] for i in range(0, len(raw), 4))
+            ip = ipaddress.ip_address(raw)
+            mapped = getattr(ip, "ipv4_mapped", None)
+            found.add(str(mapped or ip))
+    return found
 
 
 class BeelineError(Exception):
