@@ -1,5 +1,6 @@
 """The README's Python quick start runs as pasted (issue 17), on a scratch path, and leaves the
-table where its comments say."""
+table where its comments say; and it runs again as pasted (issue 27): its second block alone,
+then both blocks again, in the same session."""
 
 from __future__ import annotations
 
@@ -21,13 +22,14 @@ def quick_start_python() -> list[str]:
     return re.findall(r"```python\n(.*?)```", section, re.S)
 
 
-def test_readme_python_quick_start_runs(spark, tmp_path):
+def test_readme_python_quick_start_runs_and_runs_again(spark, tmp_path):
     blocks = quick_start_python()
     assert len(blocks) == 2 and PATH in blocks[0]
     table = str(tmp_path / "events")
     scope: dict = {}
-    for block in blocks:
-        exec(compile(block.replace(PATH, table), "README.md", "exec"), scope)  # noqa: S102
+    first, dml = (compile(block.replace(PATH, table), "README.md", "exec") for block in blocks)
+    for code in (first, dml, dml, first, dml):
+        exec(code, scope)  # noqa: S102
     history = deltalake.DeltaTable(table).history()
     operations = [h["operation"] for h in sorted(history, key=lambda h: h["version"])]
     assert operations == EXPECTED, str(operations)
