@@ -34,6 +34,10 @@ from sqlext.log.manifest import MANIFEST_PROPERTY, generate_symlink_manifest
 from sqlext.log.transaction import Transaction
 from sqlext.version import VERSION
 
+#: delta-spark's setting (default true): a WRITE, DELETE, UPDATE or MERGE whose commit would hold
+#: nothing but its commitInfo (no file, metadata, protocol or transaction action) makes no commit
+SKIP_EMPTY_COMMITS_CONF = "spark.databricks.delta.skipRecordingEmptyCommits"
+
 USER_METADATA_CONF_KEYS = ("spark.sqlext.commitInfo.userMetadata",
                            "spark.databricks.delta.commitInfo.userMetadata")
 
@@ -68,6 +72,19 @@ def user_metadata(spark: SparkSession | None, explicit: str | None = None) -> st
         if value:
             return value
     return None
+
+
+def skips_empty_commit(spark: SparkSession, txn: Transaction, actions: list) -> bool:
+    """Whether a command that commits only if needed (delta-spark's ``commitIfNeeded``: WRITE,
+    DELETE, UPDATE, MERGE) makes no commit: ``actions`` is empty, ``txn`` stages no metadata or
+    protocol, and ``spark.databricks.delta.skipRecordingEmptyCommits`` is not ``false``."""
+    if actions or txn.new_metadata is not None or txn.new_protocol is not None:
+        return False
+    try:
+        value = spark.conf.get(SKIP_EMPTY_COMMITS_CONF, None)
+    except Exception:  # noqa: BLE001 - a stopped session: delta-spark's default
+        value = None
+    return str(value).strip().lower() != "false"
 
 
 def engine_info(spark: SparkSession) -> str:

@@ -14,7 +14,7 @@ from pyspark.sql import functions as F
 
 from sqlext.catalog import Catalog, TableRef
 from sqlext.engine import codegen
-from sqlext.engine.commit import commit
+from sqlext.engine.commit import commit, skips_empty_commit
 from sqlext.engine.conditions import check_condition, spark_condition
 from sqlext.engine.constraints import table_constraints, without_check_constraints
 from sqlext.engine.maintenance.convert import require_empty_location
@@ -22,7 +22,7 @@ from sqlext.engine.io.files import CHANGE_TYPE, write_files
 from sqlext.engine.io.partitions import files_matching_partition_predicate
 from sqlext.engine.post_commit import after_commit
 from sqlext.engine.dml.assignments import runtime_error
-from sqlext.engine.dml.rewrite import delete_matching_rows
+from sqlext.engine.dml.rewrite import delete_matching_rows, discard
 from sqlext.engine.generated import (IdentityValues, fill_generated, refuse_explicit_identity,
                                      with_identity_values)
 from sqlext.engine.io.scan import partition_value
@@ -169,11 +169,14 @@ def _write_once(spark, df, ref: TableRef, mode, partition_by, replace_where, mer
         inserts = [w for w in written if w.is_change_file]
         written = [w for w in written if not w.is_change_file]
         removed, rewritten, changes, extra_metrics = [], [], [], {}
+        dynamic = (snapshot is not None and mode == "overwrite" and condition is None
+                   and bool(pcols) and _dynamic(spark, partition_overwrite_mode)
+                   and not replace_schema)
         if snapshot is not None and mode == "overwrite":
             if condition is not None:
                 removed, rewritten, changes, extra_metrics = _replace_where(
                     spark, log, snapshot, txn, condition, replaced, cdf, inserts)
-            elif pcols and _dynamic(spark, partition_overwrite_mode) and not replace_schema:
+            elif dynamic:
                 # "" is null in the log too (delta-rs writes it); names match case-insensitively
                 mapping = ColumnMapping.of(effective)
                 written_parts = {tuple(partition_value(w, c, mapping) or None for c in pcols)
@@ -197,12 +200,15 @@ def _write_once(spark, df, ref: TableRef, mode, partition_by, replace_where, mer
         actions.append(SetTransaction(app_id, int(app_version), now_ms()))
     ts = now_ms()
     actions += [f.remove(ts) for f in removed]
-    actions += [w.add() for w in written + rewritten]
+    # a file of no rows (Spark writes one for an empty unpartitioned output) adds nothing: it is
+    # left out of the commit, as delta-spark leaves it out, and counted in the metrics as there
+    empty = [w for w in written if w.num_records == 0]
+    actions += [w.add() for w in written if w.num_records != 0] + [w.add() for w in rewritten]
     actions += [c.cdc() for c in changes]
     out_rows = sum((w.num_records or 0) for w in written)
     metrics = {"numFiles": len(written), "numOutputRows": out_rows,
                "numOutputBytes": sum(w.size for w in written)}
-    if removed:
+    if removed or (snapshot is not None and mode == "overwrite"):
         metrics.update(numRemovedFiles=len(removed), numRemovedBytes=sum(f.size for f in removed))
     metrics.update(extra_metrics)
     if changes:
@@ -210,7 +216,17 @@ def _write_once(spark, df, ref: TableRef, mode, partition_by, replace_where, mer
     params = {"mode": _MODES[mode], "partitionBy": json.dumps(pcols)}
     if replace_where is not None:
         params["predicate"] = replace_where  # delta-spark: the text itself, not a JSON list
+    if dynamic:
+        params["isDynamicPartitionOverwrite"] = True
+    if merge_schema:
+        params["canMergeSchema"] = True
     params.update(operation_parameters or {})
+    if empty:
+        discard(spark, log, empty)
+    if snapshot is not None and operation is None and skips_empty_commit(spark, txn, actions):
+        # nothing written, removed or changed: no commit, as delta-spark's commitIfNeeded
+        # (spark.databricks.delta.skipRecordingEmptyCommits)
+        return snapshot.version
     metrics["executionTimeMs"] = int((time.time() - started) * 1000)
     version = commit(spark, txn, actions, operation or "WRITE", params, metrics,
                      explicit_user_metadata=user_metadata)

@@ -102,9 +102,10 @@ def table_frame(spark: SparkSession, snapshot: Snapshot, alias: str | None) -> D
 
 def commit(spark: SparkSession, txn: Transaction, actions: list, operation: str,
            predicate_sql: str | None, metrics: dict, timer: Timer) -> DmlResult:
-    """Commit ``actions`` (nothing when there are none, as delta-spark's ``commitIfNeeded``)
-    with ``operationParameters.predicate`` = a JSON array of the condition's SQL."""
-    if not actions:
+    """Commit ``actions`` with ``operationParameters.predicate`` = a JSON array of the
+    condition's SQL; nothing when there are none, as delta-spark's ``commitIfNeeded`` (unless
+    ``spark.databricks.delta.skipRecordingEmptyCommits`` is false: then an empty commit)."""
+    if commit_assembly.skips_empty_commit(spark, txn, actions):
         metrics["executionTimeMs"] = timer.total()
         return DmlResult(None, metrics)
     params = {"predicate": json.dumps([predicate_sql] if predicate_sql is not None else [])}
