@@ -6,9 +6,6 @@ bounds a batch; a commit removing data stops the stream with delta-spark's error
 
 from __future__ import annotations
 
-import json
-import os
-
 import pytest
 from pyspark.errors import StreamingQueryException
 
