@@ -15,6 +15,8 @@ submodules:
 - :mod:`tests.support.kernel_tables`  tables built with ``sqlext.log`` alone (no Spark).
 - :mod:`tests.support.dml_cases`      DELETE/UPDATE tables and what DuckDB expects of them.
 - :mod:`tests.support.merge_cases`    one MERGE run in sqlext and in DuckDB on the same rows.
+- :mod:`tests.support.empty_commit_cases`  statements that write or change no row: which commit.
+- :mod:`tests.support.lazy_clause_cases`   clause values that fail for rows the clause skips.
 - :mod:`tests.support.change_feeds`   hand-built histories and change feed reads to compare.
 - :mod:`tests.support.fault_ops`      the fault tests' operations, journal and replay.
 - :mod:`tests.support.histories`      a table's history from SQL and Python steps.

@@ -2,9 +2,15 @@
 evolution decided, every condition and value resolved in its scope and cast to its column's type.
 
 Scopes are delta-spark's: WHEN MATCHED conditions and values see target and source, WHEN NOT
-MATCHED ones the source only, WHEN NOT MATCHED BY SOURCE ones the target only. Values of the
-last two kinds are computed on their own side before the join (``target_side`` /
-``source_side``), so that an unqualified source column never collides with a target column.
+MATCHED ones the source only, WHEN NOT MATCHED BY SOURCE ones the target only. Every value is
+evaluated after the join, inside the CASE WHEN branch of its clause, so only for the rows the
+clause takes, as delta-spark evaluates them (a value that would fail for other rows, e.g. an
+overflowing cast of a matched row's source value in an INSERT clause, does not fail the MERGE).
+Two exceptions, computed on their own side before the join (``target_side`` / ``source_side``),
+for every row of that side: the conditions of the last two kinds (delta-spark too evaluates them
+for rows their clause does not take: ``WHEN NOT MATCHED AND 10 / s.b > 1`` fails for a matched
+source row with ``b = 0`` in both), and a value of those kinds that names a column both sides
+have without a qualifier (which the join could not tell apart).
 
 The expressions the execution needs over the joined rows (which clause acts, what kind of change
 that is, the new and old values of each column) come from :meth:`MergePlan.clause_index` and
@@ -65,6 +71,10 @@ class ResolvedClause:
     #: lower-case names of the columns the clause gives a value (generated and identity columns
     #: it leaves out are computed)
     given: set[str] = field(default_factory=set)
+    #: (one-sided clauses) the values that resolve the same over the joined rows and are
+    #: evaluated there, in the clause's branch; the others are computed on the clause's side
+    #: before the join
+    deferred: set[str] = field(default_factory=set)
 
     @property
     def kind(self) -> str:
@@ -151,6 +161,7 @@ class MergePlan:
         joined = self.target_frame.crossJoin(source)
         self.on = resolve_condition(joined, on, table, snapshot.version, f"{OPERATION} ON")
         self.clauses = [self._resolve(i, c, joined, table) for i, c in enumerate(clauses)]
+        self._defer(joined)
 
     # --- clauses by kind -----------------------------------------------------------------------
 
@@ -317,6 +328,35 @@ class MergePlan:
             plain = {n: side[i] for n, i in assigned.direct.items() if i in side}
         return assigned.values, plain, named
 
+    def _defer(self, joined: DataFrame) -> None:
+        """Mark the values of one-sided clauses that can be evaluated over the joined rows:
+        those that analyse there too. They mean the same there (a qualified name
+        names the same side; an unqualified one resolved on the clause's side, so over the join
+        it names that side's column or, when the other side has one too, fails to analyse and
+        the expression stays on its side). Plain columns need nothing (read after the join)."""
+        items = []     # (clause, value name, column)
+        for c in self.clauses:
+            if c.kind == MATCHED:
+                continue
+            items += [(c, name, value) for name, value in (c.values or {}).items()
+                      if name not in c.plain]
+        if not items:
+            return
+
+        def analyses(columns: list[Column]) -> bool:
+            try:
+                joined.select(*[col.alias(f"__sqlext_d{i}") for i, col in enumerate(columns)]
+                              ).schema  # noqa: B018 - analysis only
+                return True
+            except Exception:  # noqa: BLE001 - ambiguous or unresolvable over the join
+                return False
+
+        ok = [True] * len(items) if analyses([col for _, _, col in items]) else \
+            [analyses([col]) for _, _, col in items]
+        for (c, name, _), fine in zip(items, ok):
+            if fine:
+                c.deferred.add(name)
+
     # --- the two sides of the join -------------------------------------------------------------
 
     def target_side(self, target: DataFrame) -> DataFrame:
@@ -340,7 +380,7 @@ class MergePlan:
             if c.condition is not None:
                 cols[c.condition_column()] = c.condition.column
             for name, value in (c.values or {}).items():
-                if name not in c.plain:
+                if name not in c.plain and name not in c.deferred:
                     cols[c.value_column(positions[name])] = value
         return cols
 
@@ -400,7 +440,7 @@ class MergePlan:
                         target is None and c.kind != NOT_MATCHED):
                     continue
                 side = target if c.kind == NOT_MATCHED_BY_SOURCE else source
-                if c.kind == MATCHED:
+                if c.kind == MATCHED or f.name in c.deferred:
                     value = c.values[f.name]
                 elif f.name in c.plain:
                     value = column_of(side, c.plain[f.name])

@@ -1,0 +1,126 @@
+"""MERGE clauses and UPDATE assignments whose expressions fail when evaluated for rows the clause
+does not take (issue 31, item 1): an overflowing cast, a division by zero, ``raise_error``, an
+array index out of bounds (ANSI mode). delta-spark evaluates an action's expressions only for the
+rows its clause takes, so these statements succeed; those whose failing rows are taken fail in
+both engines. Run on delta-spark 4.4 and sqlext by
+``tests/deltaspark/test_deltaspark_lazy_clause_values.py``, on sqlext alone by
+``tests/dml/test_lazy_clause_values.py``.
+
+Every case starts from :data:`TABLE` with :data:`ROWS`: row 3's ``b`` does not fit
+``DECIMAL(10,2)``, row 2's ``b`` is 0.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+TABLE = "id BIGINT, b BIGINT, d DECIMAL(10,2)"
+ROWS = "(1, 1, 1.00), (2, 0, 2.00), (3, 1000000000009, 3.00)"
+BIG = "1000000000009L"
+DEC = "DECIMAL(10,2)"
+
+
+def base_statements(table: str, properties: str = "") -> list[str]:
+    return [f"CREATE TABLE {table} ({TABLE}) USING DELTA {properties}",
+            f"INSERT INTO {table} VALUES {ROWS}"]
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    sql: str                  # on {t}
+    succeeds: bool = True     # what delta-spark 4.4 does (measured)
+    deletion_vectors: bool = False
+
+
+def src(*rows: tuple) -> str:
+    values = ", ".join(f"({i}L, {b})" for i, b in rows)
+    return f"(SELECT * FROM VALUES {values} AS s(id, b)) s"
+
+
+def merge(source: str, clauses: str) -> str:
+    return f"MERGE INTO {{t}} t USING {source} ON t.id = s.id {clauses}"
+
+
+CASES = [
+    # WHEN NOT MATCHED values, for a matched source row
+    Case("insert_cast_overflow_for_matched_row", merge(
+        src((1, BIG)), "WHEN MATCHED THEN UPDATE SET b = s.b WHEN NOT MATCHED THEN INSERT "
+                       f"(id, b, d) VALUES (s.id, s.b, CAST(s.b AS {DEC}))")),
+    Case("insert_division_by_zero_for_matched_row", merge(
+        src((2, 0)), "WHEN MATCHED THEN UPDATE SET b = s.b + 1 WHEN NOT MATCHED THEN INSERT "
+                     "(id, b) VALUES (s.id, CAST(10 / s.b AS BIGINT))")),
+    Case("insert_raise_error_for_matched_row", merge(
+        src((1, 5)), "WHEN MATCHED THEN DELETE WHEN NOT MATCHED THEN INSERT (id, b) VALUES "
+                     "(s.id, CAST(raise_error(concat('inserted ', s.id)) AS BIGINT))")),
+    Case("insert_array_index_for_matched_row", merge(
+        src((1, 7)), "WHEN MATCHED THEN UPDATE SET b = s.b WHEN NOT MATCHED THEN INSERT "
+                     "(id, b) VALUES (s.id, array(10, 20)[s.b])")),
+    # a WHEN NOT MATCHED [BY SOURCE] condition is evaluated for every row of its side, by
+    # delta-spark too: failing there fails the MERGE in both
+    Case("insert_condition_division_by_zero_for_matched_row", merge(
+        src((2, 0)), "WHEN MATCHED THEN UPDATE SET b = 5 WHEN NOT MATCHED AND 10 / s.b > 1 "
+                     "THEN INSERT (id, b) VALUES (s.id, s.b)"), succeeds=False),
+    Case("insert_only_cast_overflow_for_matched_row", merge(
+        src((1, BIG)), f"WHEN NOT MATCHED THEN INSERT (id, b, d) VALUES (s.id, s.b, "
+                       f"CAST(s.b AS {DEC}))")),
+    Case("insert_second_clause_not_taken", merge(
+        src((7, BIG)), "WHEN NOT MATCHED AND s.b > 100 THEN INSERT (id, b) VALUES (s.id, s.b) "
+                       f"WHEN NOT MATCHED THEN INSERT (id, d) VALUES (s.id, CAST(s.b AS {DEC}))")),
+    # ... and for an unmatched source row it takes: fails
+    Case("insert_cast_overflow_for_inserted_row", merge(
+        src((9, BIG)), "WHEN MATCHED THEN UPDATE SET b = s.b WHEN NOT MATCHED THEN INSERT "
+                       f"(id, b, d) VALUES (s.id, s.b, CAST(s.b AS {DEC}))"), succeeds=False),
+    # WHEN MATCHED values
+    Case("update_clause_not_taken", merge(
+        src((1, BIG)), f"WHEN MATCHED AND s.b < 0 THEN UPDATE SET d = CAST(s.b AS {DEC}) "
+                       "WHEN MATCHED THEN UPDATE SET b = s.b")),
+    Case("update_value_for_unmatched_source_row", merge(
+        src((1, 5), (9, BIG)), f"WHEN MATCHED THEN UPDATE SET d = CAST(s.b AS {DEC}) "
+                               "WHEN NOT MATCHED THEN INSERT (id, b) VALUES (s.id, s.b)")),
+    Case("update_after_delete_taken", merge(
+        src((1, BIG)), "WHEN MATCHED AND t.id = 1 THEN DELETE "
+                       f"WHEN MATCHED THEN UPDATE SET d = CAST(s.b AS {DEC})")),
+    Case("update_cast_overflow_for_taken_row", merge(
+        src((3, 1)), f"WHEN MATCHED THEN UPDATE SET d = CAST(t.b AS {DEC})"), succeeds=False),
+    # WHEN NOT MATCHED BY SOURCE values and conditions
+    Case("by_source_value_for_row_its_condition_skips", merge(
+        src((1, 5)), "WHEN MATCHED THEN UPDATE SET b = s.b WHEN NOT MATCHED BY SOURCE AND "
+                     f"t.b < 100 THEN UPDATE SET d = CAST(t.b AS {DEC})")),
+    Case("by_source_value_for_matched_row", merge(
+        src((3, 5)), f"WHEN NOT MATCHED BY SOURCE THEN UPDATE SET d = CAST(t.b AS {DEC})")),
+    Case("by_source_condition_division_by_zero_for_matched_row", merge(
+        src((2, 5)), "WHEN MATCHED THEN UPDATE SET b = s.b "
+                     "WHEN NOT MATCHED BY SOURCE AND 10 / t.b > 1 THEN DELETE"), succeeds=False),
+    Case("by_source_array_index_for_matched_row", merge(
+        src((3, 5)), "WHEN NOT MATCHED BY SOURCE THEN UPDATE SET b = array(10, 20, 30)[t.b]")),
+    Case("by_source_value_for_taken_row", merge(
+        src((1, 5)), f"WHEN NOT MATCHED BY SOURCE THEN UPDATE SET d = CAST(t.b AS {DEC})"),
+         succeeds=False),
+    Case("insert_cast_overflow_for_matched_row_dv", merge(
+        src((1, BIG)), "WHEN MATCHED THEN UPDATE SET b = s.b WHEN NOT MATCHED THEN INSERT "
+                       f"(id, b, d) VALUES (s.id, s.b, CAST(s.b AS {DEC}))"),
+         deletion_vectors=True),
+    Case("by_source_value_for_matched_row_dv", merge(
+        src((3, 5)), f"WHEN NOT MATCHED BY SOURCE THEN UPDATE SET d = CAST(t.b AS {DEC})"),
+         deletion_vectors=True),
+    # UPDATE: SET values only for the rows WHERE takes
+    Case("update_set_cast_overflow_outside_where",
+         f"UPDATE {{t}} SET d = CAST(b AS {DEC}) WHERE b < 100"),
+    Case("update_set_division_by_zero_outside_where",
+         "UPDATE {t} SET b = CAST(10 / b AS BIGINT) WHERE b <> 0 AND b < 100"),
+    Case("update_set_raise_error_outside_where",
+         "UPDATE {t} SET b = CAST(raise_error(concat('updated ', id)) AS BIGINT) WHERE b < 0"),
+    Case("update_set_array_index_outside_where",
+         "UPDATE {t} SET b = array(10, 20)[b] WHERE b < 2"),
+    Case("update_set_cast_overflow_outside_where_dv",
+         f"UPDATE {{t}} SET d = CAST(b AS {DEC}) WHERE b < 100", deletion_vectors=True),
+    Case("update_set_cast_overflow_inside_where",
+         f"UPDATE {{t}} SET d = CAST(b AS {DEC}) WHERE b > 100", succeeds=False),
+]
+
+DV_PROPERTIES = "TBLPROPERTIES ('delta.enableDeletionVectors' = 'true')"
+
+
+def properties(case: Case) -> str:
+    return DV_PROPERTIES if case.deletion_vectors else ""
