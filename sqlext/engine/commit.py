@@ -29,9 +29,10 @@ from collections.abc import Iterable, Iterator
 
 from pyspark.sql import SparkSession
 
-from sqlext.log.actions import Action
+from sqlext import errors
+from sqlext.log.actions import Action, SetTransaction
 from sqlext.log.manifest import MANIFEST_PROPERTY, generate_symlink_manifest
-from sqlext.log.transaction import Transaction
+from sqlext.log.transaction import Transaction, now_ms
 from sqlext.version import VERSION
 
 #: delta-spark's setting (default true): a WRITE, DELETE, UPDATE or MERGE whose commit would hold
@@ -78,13 +79,85 @@ def skips_empty_commit(spark: SparkSession, txn: Transaction, actions: list) -> 
     """Whether a command that commits only if needed (delta-spark's ``commitIfNeeded``: WRITE,
     DELETE, UPDATE, MERGE) makes no commit: ``actions`` is empty, ``txn`` stages no metadata or
     protocol, and ``spark.databricks.delta.skipRecordingEmptyCommits`` is not ``false``."""
-    if actions or txn.new_metadata is not None or txn.new_protocol is not None:
+    if actions or txn.new_metadata is not None or txn.new_protocol is not None \
+            or _PENDING in txn.__dict__:
         return False
     try:
         value = spark.conf.get(SKIP_EMPTY_COMMITS_CONF, None)
     except Exception:  # noqa: BLE001 - a stopped session: delta-spark's default
         value = None
     return str(value).strip().lower() != "false"
+
+
+#: delta-spark's session settings making a WRITE, DELETE, UPDATE or MERGE idempotent: its commit
+#: records ``txn(appId, version)``, and a command run when the table's log already has this
+#: ``appId`` at ``version`` or later commits nothing (the idempotent MERGE in foreachBatch)
+TXN_APP_ID_CONF = "spark.databricks.delta.write.txnAppId"
+TXN_VERSION_CONF = "spark.databricks.delta.write.txnVersion"
+TXN_AUTO_RESET_CONF = "spark.databricks.delta.write.txnVersion.autoReset.enabled"
+
+
+def _conf(spark: SparkSession, key: str) -> str | None:
+    try:
+        value = spark.conf.get(key, None)
+    except Exception:  # noqa: BLE001 - a stopped session has no settings to offer
+        return None
+    return None if value is None or str(value).strip() == "" else str(value).strip()
+
+
+def session_transaction(spark: SparkSession) -> tuple[str, int] | None:
+    """``(appId, version)`` from the session's ``spark.databricks.delta.write.txnAppId`` and
+    ``...txnVersion`` (None when neither is set), read once per command as delta-spark does:
+    with ``spark.databricks.delta.write.txnVersion.autoReset.enabled`` the version setting is
+    unset once read, so the next command needs a new one. One without the other is refused with
+    delta-spark's ``DELTA_INVALID_IDEMPOTENT_WRITES_OPTIONS``."""
+    app_id, version = _conf(spark, TXN_APP_ID_CONF), _conf(spark, TXN_VERSION_CONF)
+    if app_id is None and version is None:
+        return None
+    if app_id is None or version is None:
+        reason = (f"Both {TXN_APP_ID_CONF} and {TXN_VERSION_CONF} must be specified for "
+                  "idempotent Delta writes")
+        raise _illegal_argument(
+            "[DELTA_INVALID_IDEMPOTENT_WRITES_OPTIONS] Invalid options for idempotent Dataframe "
+            f"writes: {reason}", error_class="DELTA_INVALID_IDEMPOTENT_WRITES_OPTIONS",
+            message_parameters={"reason": reason})
+    try:
+        number = int(version)
+    except ValueError:
+        raise _illegal_argument(
+            f"{TXN_VERSION_CONF} must be a number (the application's transaction version), "
+            f"got {version!r}") from None
+    if str(_conf(spark, TXN_AUTO_RESET_CONF)).lower() == "true":
+        spark.conf.unset(TXN_VERSION_CONF)
+    return app_id, number
+
+
+def _illegal_argument(message: str, **fields) -> Exception:
+    """sqlext's IllegalArgumentError (delta-spark's IllegalArgumentException) with ``fields``
+    (error class, parameters) where the errors module takes them."""
+    cls = getattr(errors, "IllegalArgumentError", errors.SqlextError)
+    try:
+        return cls(message, **fields)
+    except TypeError:
+        return cls(message)
+
+
+def begin_idempotent(spark: SparkSession, txn: Transaction) -> bool:
+    """For a DELETE, UPDATE or MERGE about to run in ``txn``: False when the session's
+    transaction (:func:`session_transaction`) is already in the table's log at its version or a
+    later one (the command is then a no-op, as in delta-spark); otherwise True, the pair kept on
+    ``txn`` for :func:`commit` to record as a ``txn`` action."""
+    pair = session_transaction(spark)
+    if pair is None:
+        return True
+    done = txn.snapshot.txn_version(pair[0]) if txn.snapshot is not None else None
+    if done is not None and done >= pair[1]:
+        return False
+    txn.__dict__[_PENDING] = pair
+    return True
+
+
+_PENDING = "_sqlext_session_txn"
 
 
 def engine_info(spark: SparkSession) -> str:
@@ -106,6 +179,11 @@ def commit(spark: SparkSession, txn: Transaction, actions: Iterable[Action], ope
     as the module docstring says; returns the new version. A table with
     ``delta.compatibility.symlinkFormatManifest.enabled`` gets its symlink manifests regenerated
     after the commit, as delta-spark does (a failure there is logged; the commit stands)."""
+    pair = txn.__dict__.pop(_PENDING, None)
+    if pair is not None:
+        actions = list(actions)
+        if not any(isinstance(a, SetTransaction) for a in actions):
+            actions.append(SetTransaction(pair[0], pair[1], now_ms()))
     version = txn.commit(actions, operation, parameters, metrics,
                          **commit_fields(spark, explicit_user_metadata))
     metadata = txn.new_metadata or (txn.snapshot.metadata if txn.snapshot else None)

@@ -14,7 +14,7 @@ from pyspark.sql import functions as F
 
 from sqlext.catalog import Catalog, TableRef
 from sqlext.engine import codegen
-from sqlext.engine.commit import commit, skips_empty_commit
+from sqlext.engine.commit import commit, session_transaction, skips_empty_commit
 from sqlext.engine.conditions import check_condition, spark_condition
 from sqlext.engine.constraints import table_constraints, without_check_constraints
 from sqlext.engine.maintenance.convert import require_empty_location
@@ -65,6 +65,10 @@ def write(spark: SparkSession, df: DataFrame, table: str, mode: str = "append",
     if key not in _MODES:
         raise SqlextError(f"unknown write mode {mode!r}: use append, overwrite, error, "
                           "errorifexists or ignore")
+    if txnAppId is None and txnVersion is None:
+        # delta-spark's session settings spark.databricks.delta.write.txnAppId/txnVersion
+        # (the write's own options win)
+        txnAppId, txnVersion = session_transaction(spark) or (None, None)
     if (txnAppId is None) != (txnVersion is None):
         raise SqlextError("idempotent writes need both txnAppId and txnVersion")
     if replaceWhere is not None and key != "overwrite":

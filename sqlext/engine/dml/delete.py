@@ -23,6 +23,7 @@ from __future__ import annotations
 from pyspark.sql import SparkSession
 
 from sqlext.engine.conditions import resolve_condition
+from sqlext.engine.commit import begin_idempotent
 from sqlext.engine.dml.command import (DmlResult, Timer, begin, commit, file_metrics, record_reads, removes,
                                spark_job_errors, table_frame)
 from sqlext.engine.io.partitions import files_matching_partition_predicate
@@ -48,6 +49,9 @@ def delete(spark: SparkSession, log: DeltaLog, condition=None, *, alias: str | N
     """
     timer = Timer()
     txn, snapshot = begin(log, txn, OPERATION)
+    if not begin_idempotent(spark, txn):
+        # the session's txnAppId/txnVersion is in the log already: a no-op, as delta-spark
+        return DmlResult(None, {})
     pcols = snapshot.partition_columns
     cond = None
     if condition is not None:

@@ -25,6 +25,7 @@ from pyspark.sql import functions as F
 
 from sqlext.engine.dml.assignments import resolve_set
 from sqlext.engine.conditions import resolve_condition
+from sqlext.engine.commit import begin_idempotent
 from sqlext.engine.dml.command import (DmlResult, Timer, begin, commit, file_metrics, record_reads, removes,
                                spark_job_errors, table_frame)
 from sqlext.engine.io.partitions import files_matching_partition_predicate
@@ -55,6 +56,9 @@ def update(spark: SparkSession, log: DeltaLog, condition=None, set=None, *,  # n
     """
     timer = Timer()
     txn, snapshot = begin(log, txn, OPERATION, removes_data=True)
+    if not begin_idempotent(spark, txn):
+        # the session's txnAppId/txnVersion is in the log already: a no-op, as delta-spark
+        return DmlResult(None, {})
     pcols = snapshot.partition_columns
     frame = table_frame(spark, snapshot, alias)
     case_sensitive = str(spark.conf.get("spark.sql.caseSensitive", "false")).lower() == "true"

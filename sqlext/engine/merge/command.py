@@ -40,7 +40,7 @@ from sqlglot import exp
 
 from sqlext.engine import codegen
 from sqlext.engine.progress import Progress
-from sqlext.engine.commit import commit, skips_empty_commit
+from sqlext.engine.commit import begin_idempotent, commit, skips_empty_commit
 from sqlext.engine.constraints import table_constraints
 from sqlext.engine.generated import (IdentityValues, computed_columns, generated_columns,
                                      identities, recompute_generated, with_identity_values)
@@ -160,9 +160,15 @@ class MergeResult:
     version: int | None
     metrics: dict[str, int] = field(default_factory=dict)
     table: str = ""
+    #: the session's txnAppId/txnVersion was committed already: nothing ran
+    skipped: bool = False
 
     def summary(self, spark: SparkSession) -> DataFrame:
-        """delta-spark's one-row result of ``execute()``."""
+        """delta-spark's one-row result of ``execute()`` (no row for a skipped MERGE, as
+        delta-spark's)."""
+        if self.skipped:
+            from sqlext.engine.io.scan import empty_frame
+            return empty_frame(spark, RESULT_SCHEMA)
         m = self.metrics
         updated, deleted = m.get("numTargetRowsUpdated", 0), m.get("numTargetRowsDeleted", 0)
         inserted = m.get("numTargetRowsInserted", 0)
@@ -201,6 +207,10 @@ class _Merge:
         self.timer = Timer()
         removes_data = any(c.kind != NOT_MATCHED for c in clauses)
         self.txn, self.snapshot = begin(log, txn, OPERATION, removes_data=removes_data)
+        # the session's txnAppId/txnVersion already in the log: a no-op, as delta-spark
+        self.skipped = not begin_idempotent(spark, self.txn)
+        if self.skipped:
+            return
         self._dv = uses_deletion_vectors(self.snapshot)
         # the materialized row tracking columns the rewritten rows carry, or None
         self._stable = stable_row_id_columns(self.snapshot)
@@ -224,6 +234,8 @@ class _Merge:
     # --- driver ------------------------------------------------------------------------------
 
     def run(self) -> MergeResult:
+        if self.skipped:
+            return MergeResult(None, {}, self.log.name, skipped=True)
         plan, snapshot = self.plan, self.snapshot
         if plan.schema_changed:
             # staged before the files are written: new columns of a column-mapped table get
