@@ -16,8 +16,15 @@ unless ``ignoreDeletes`` (a commit that only removes: skipped), ``ignoreChanges`
 files are read again: rewritten rows come twice) or ``skipChangeCommits`` (the whole commit is
 skipped) says otherwise; ``dataChange=false`` commits (OPTIMIZE) add nothing to the stream.
 
-Admission control (``maxFilesPerTrigger``, default 1000; ``Trigger.AvailableNow`` reading up to
-the version current when the query starts) needs pyspark 4.2 or later (``latestOffset(start,
+``startingTimestamp`` starts at the first commit made at or after it (a timestamp or date
+string, UTC unless it names its offset; after the latest commit: delta-spark's
+``DELTA_TIMESTAMP_GREATER_THAN_COMMIT``), read like ``startingVersion``. ``excludeRegex`` leaves
+out the files whose path it finds.
+
+Admission control (``maxFilesPerTrigger``, default 1000 unless ``maxBytesPerTrigger`` is given;
+``maxBytesPerTrigger``, a soft limit: files are taken while the batch is under it, so the file
+crossing it is read, and one file at least; ``Trigger.AvailableNow`` reading up to the version
+current when the query starts) needs pyspark 4.2 or later (``latestOffset(start,
 limit)``, ``SupportsTriggerAvailableNow``); on 4.0 and 4.1 each batch reads all that is there.
 
 The reader runs in Spark's Python workers: the log is read with sqlext's kernel (no JVM), each
@@ -28,6 +35,8 @@ sqlext's store), as for ``sqlext-thriftserver``.
 
 from __future__ import annotations
 
+import datetime as _dt
+import re
 from typing import Iterator
 
 from pyspark.sql import types as T
@@ -40,10 +49,10 @@ from sqlext.log.table import DeltaLog
 from sqlext.thrift.source import DeltaFile, logical_schema, read_delta_file
 
 try:        # pyspark 4.2+: admission control and Trigger.AvailableNow for Python sources
-    from pyspark.sql.streaming.datasource import (ReadAllAvailable, ReadMaxFiles,
-                                                  SupportsTriggerAvailableNow)
+    from pyspark.sql.streaming.datasource import (ReadAllAvailable, ReadMaxBytes,
+                                                  ReadMaxFiles, SupportsTriggerAvailableNow)
 except ImportError:     # pragma: no cover - pyspark 4.0/4.1
-    ReadAllAvailable = ReadMaxFiles = None
+    ReadAllAvailable = ReadMaxBytes = ReadMaxFiles = None
 
     class SupportsTriggerAvailableNow:      # type: ignore[no-redef]
         """Absent before pyspark 4.2 (Spark reads all available data once instead)."""
@@ -99,14 +108,32 @@ class DeltaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self.schema = schema
         opts = {str(k).lower(): v for k, v in options.items()}
         self.starting_version = _starting_version(opts.get("startingversion"))
+        self.starting_timestamp = None
         if opts.get("startingtimestamp") is not None:
-            raise UnsupportedOperationError(
-                f"streaming read of {location}: sqlext does not take startingTimestamp yet; "
-                "give startingVersion (DESCRIBE HISTORY lists versions and their timestamps)")
-        self.max_files = int(opts.get("maxfilespertrigger", DEFAULT_MAX_FILES))
-        if self.max_files <= 0:
+            if self.starting_version is not None:
+                raise SqlextError(
+                    "[DELTA_STARTING_VERSION_AND_TIMESTAMP_BOTH_SET] Please either provide "
+                    "'startingVersion' or 'startingTimestamp'",
+                    error_class="DELTA_STARTING_VERSION_AND_TIMESTAMP_BOTH_SET")
+            self.starting_timestamp = _timestamp_ms(opts["startingtimestamp"])
+        self.max_bytes = _max_bytes(opts.get("maxbytespertrigger"))
+        # delta-spark: 1000 files a batch unless a byte limit is given (then no file limit)
+        default_files = DEFAULT_MAX_FILES if self.max_bytes is None else None
+        raw_files = opts.get("maxfilespertrigger")
+        try:
+            self.max_files = int(raw_files) if raw_files is not None else default_files
+        except ValueError:
+            self.max_files = 0
+        if self.max_files is not None and self.max_files <= 0:
             raise SqlextError(f"maxFilesPerTrigger must be a positive integer, got "
-                              f"{opts.get('maxfilespertrigger')!r}")
+                              f"{raw_files!r}")
+        exclude = opts.get("excluderegex")
+        try:
+            self.exclude = re.compile(str(exclude)) if exclude is not None else None
+        except re.error as exc:
+            raise SqlextError(f"[DELTA_REGEX_OPT_SYNTAX_ERROR] Please recheck your syntax for "
+                              f"'excludeRegex': {exclude!r} ({exc})",
+                              error_class="DELTA_REGEX_OPT_SYNTAX_ERROR") from None
         self.ignore_deletes = str(opts.get("ignoredeletes", "")).lower() in TRUE
         self.ignore_changes = str(opts.get("ignorechanges", "")).lower() in TRUE
         self.skip_change_commits = str(opts.get("skipchangecommits", "")).lower() in TRUE
@@ -141,6 +168,9 @@ class DeltaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def initialOffset(self) -> dict:  # noqa: N802
         latest = self._latest()
+        if self.starting_timestamp is not None:
+            return self.offset(self._version_at(self.starting_timestamp, latest), BASE_INDEX,
+                               False)
         if self.starting_version == "latest":
             return self.offset(latest, END_INDEX, False)
         if self.starting_version is not None:
@@ -153,7 +183,13 @@ class DeltaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return self.offset(latest, BASE_INDEX, True)
 
     def getDefaultReadLimit(self):  # noqa: N802
-        return ReadMaxFiles(self.max_files) if ReadMaxFiles is not None else None
+        """``maxFilesPerTrigger`` (Spark takes one limit: with both options the byte limit is
+        applied by :meth:`latestOffset` itself), else ``maxBytesPerTrigger``."""
+        if ReadMaxFiles is None:
+            return None
+        if self.max_files is not None:
+            return ReadMaxFiles(self.max_files)
+        return ReadMaxBytes(self.max_bytes)
 
     def prepareForTriggerAvailableNow(self) -> None:  # noqa: N802
         self.bound = self._log().latest_version()
@@ -171,10 +207,18 @@ class DeltaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         if start.get("isStartingVersion") and start["reservoirVersion"] == latest:
             end["isStartingVersion"] = True
         max_files = getattr(limit, "max_files", None)
-        count = 0
-        for version, index, starting, _ in self._files(start, latest):
+        max_bytes = getattr(limit, "max_bytes", None)
+        if ReadAllAvailable is not None and not isinstance(limit, ReadAllAvailable) \
+                and max_bytes is None:
+            max_bytes = self.max_bytes
+        count = size = 0
+        for version, index, starting, add in self._files(start, latest):
+            # delta-spark's admission: a file is taken while the files and bytes taken so far
+            # are under the limits (the file crossing the byte limit is taken)
             count += 1
-            if max_files is not None and count >= max_files:
+            size += add.size or 0
+            if (max_files is not None and count >= max_files) \
+                    or (max_bytes is not None and size >= max_bytes):
                 return self.offset(version, index, starting)
         # no file past start: start itself (Spark runs no batch)
         return end if count else start
@@ -223,7 +267,27 @@ class DeltaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def _files(self, start: dict, last_version: int) -> Iterator[tuple[int, int, bool, AddFile]]:
         """(version, index, isStartingVersion, file) of each file after ``start``, through
-        version ``last_version``."""
+        version ``last_version``; files whose path ``excludeRegex`` finds are left out (their
+        index counted)."""
+        for version, index, starting, add in self._all_files(start, last_version):
+            if self.exclude is None or not self.exclude.search(add.path):
+                yield version, index, starting, add
+
+    def _version_at(self, ms: int, latest: int) -> int:
+        """delta-spark's starting version for ``startingTimestamp``: the first commit made at
+        or after it (after the latest commit: delta-spark's error)."""
+        times = self._log().commit_timestamps()
+        for version in sorted(v for v in times if v <= latest):
+            if times[version] >= ms:
+                return version
+        raise SqlextError(
+            f"[DELTA_TIMESTAMP_GREATER_THAN_COMMIT] Timestamp {_fmt_ms(ms)} is after the table's "
+            f"latest version ({_fmt_ms(times[latest])}). Use a timestamp at or before "
+            f"{_fmt_ms(times[latest])}.", error_class="DELTA_TIMESTAMP_GREATER_THAN_COMMIT",
+            table=self.location, version=latest)
+
+    def _all_files(self, start: dict, last_version: int
+                   ) -> Iterator[tuple[int, int, bool, AddFile]]:
         version, index = start["reservoirVersion"], start["index"]
         first_commit = version
         if start.get("isStartingVersion"):
@@ -287,6 +351,44 @@ class DeltaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             f"directory. The source table can be found at path {self.location}.",
             error_class="DELTA_SOURCE_TABLE_IGNORE_CHANGES", sqlstate="0A000",
             table=self.location, version=version)
+
+
+_BYTE_UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "m": 1 << 20, "mb": 1 << 20,
+               "g": 1 << 30, "gb": 1 << 30, "t": 1 << 40, "tb": 1 << 40, "p": 1 << 50,
+               "pb": 1 << 50}
+
+
+def _max_bytes(value) -> int | None:
+    """``maxBytesPerTrigger`` as Spark's byte strings (``1048576``, ``10m``, ``1g``)."""
+    if value is None:
+        return None
+    match = re.fullmatch(r"\s*(\d+)\s*([a-zA-Z]*)\s*", str(value))
+    unit = match.group(2).lower() if match else None
+    if match is None or unit not in _BYTE_UNITS or int(match.group(1)) <= 0:
+        raise SqlextError(f"[DELTA_ILLEGAL_OPTION] Invalid value '{value}' for option "
+                          "'maxBytesPerTrigger', must be a size configuration such as '10g'",
+                          error_class="DELTA_ILLEGAL_OPTION")
+    return int(match.group(1)) * _BYTE_UNITS[unit]
+
+
+def _timestamp_ms(value) -> int:
+    """``startingTimestamp`` (a timestamp or date string, as Spark casts it; UTC unless it
+    names its offset) in ms since the epoch."""
+    text = str(value).strip()
+    try:
+        moment = _dt.datetime.fromisoformat(text.replace(" ", "T", 1) if " " in text else text)
+    except ValueError:
+        raise SqlextError(
+            f"[DELTA_TIMESTAMP_INVALID] The provided timestamp ('{text}') cannot be converted to "
+            "a valid timestamp.", error_class="DELTA_TIMESTAMP_INVALID") from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=_dt.timezone.utc)
+    return int(moment.timestamp() * 1000)
+
+
+def _fmt_ms(ms: int) -> str:
+    moment = _dt.datetime.fromtimestamp(ms / 1000, _dt.timezone.utc)
+    return moment.strftime("%Y-%m-%d %H:%M:%S.") + f"{moment.microsecond // 1000:03d}"
 
 
 def _key(offset: dict) -> tuple[int, int]:
