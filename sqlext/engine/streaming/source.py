@@ -16,6 +16,13 @@ unless ``ignoreDeletes`` (a commit that only removes: skipped), ``ignoreChanges`
 files are read again: rewritten rows come twice) or ``skipChangeCommits`` (the whole commit is
 skipped) says otherwise; ``dataChange=false`` commits (OPTIMIZE) add nothing to the stream.
 
+With ``readChangeFeed`` the stream is the table's change feed: the rows get ``_change_type``,
+``_commit_version`` and ``_commit_timestamp``; without a start the snapshot's files come as
+``insert`` rows of its version, then each commit's changes
+(:func:`sqlext.log.changes_plan.plan_changes`: its cdc files, else its added files as inserts
+and removed ones as deletes); deletes and updates do not stop it. A commit replacing a file's
+deletion vector is refused (not read yet).
+
 ``startingTimestamp`` starts at the first commit made at or after it (a timestamp or date
 string, UTC unless it names its offset; after the latest commit: delta-spark's
 ``DELTA_TIMESTAMP_GREATER_THAN_COMMIT``), read like ``startingVersion``. ``excludeRegex`` leaves
@@ -58,6 +65,20 @@ except ImportError:     # pragma: no cover - pyspark 4.0/4.1
         """Absent before pyspark 4.2 (Spark reads all available data once instead)."""
 
 SOURCE_NAME = "sqlext_delta_stream"
+CHANGE_FIELDS = [T.StructField("_change_type", T.StringType()),
+                 T.StructField("_commit_version", T.LongType()),
+                 T.StructField("_commit_timestamp", T.TimestampType())]
+
+
+class _Change:
+    """A file of the change feed stream: its rows are changes of ``version`` of
+    ``change_type`` (None: a cdc file, typed per row)."""
+
+    def __init__(self, path, size, partition_values, deletion_vector, change_type, version,
+                 timestamp):
+        self.path, self.size, self.partition_values = path, size, partition_values
+        self.deletion_vector, self.change_type = deletion_vector, change_type
+        self.version, self.timestamp = version, timestamp
 BASE_INDEX = -1
 END_INDEX = 2 ** 63 - 1         # Long.MaxValue, as delta-spark's DeltaSourceOffset.END_INDEX
 DEFAULT_MAX_FILES = 1000
@@ -93,8 +114,13 @@ class DeltaStreamSource(DataSource):
         return SOURCE_NAME
 
     def schema(self) -> T.StructType:
-        """The table's current columns by logical name."""
-        return logical_schema(DeltaLog(self.options["path"]).snapshot().metadata.schema_string)
+        """The table's current columns by logical name (with ``readChangeFeed``, then
+        ``_change_type``, ``_commit_version``, ``_commit_timestamp``)."""
+        schema = logical_schema(DeltaLog(self.options["path"]).snapshot().metadata.schema_string)
+        opts = {str(k).lower(): v for k, v in self.options.items()}
+        if str(opts.get("readchangefeed", "")).lower() in TRUE:
+            schema = T.StructType(list(schema.fields) + CHANGE_FIELDS)
+        return schema
 
     def streamReader(self, schema: T.StructType) -> "DeltaStreamReader":  # noqa: N802
         return DeltaStreamReader(self.options["path"], schema, dict(self.options))
@@ -134,6 +160,8 @@ class DeltaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             raise SqlextError(f"[DELTA_REGEX_OPT_SYNTAX_ERROR] Please recheck your syntax for "
                               f"'excludeRegex': {exclude!r} ({exc})",
                               error_class="DELTA_REGEX_OPT_SYNTAX_ERROR") from None
+        self.cdf = str(opts.get("readchangefeed", "")).lower() in TRUE
+        self.table_schema = T.StructType(schema.fields[:-3]) if self.cdf else schema
         self.ignore_deletes = str(opts.get("ignoredeletes", "")).lower() in TRUE
         self.ignore_changes = str(opts.get("ignorechanges", "")).lower() in TRUE
         self.skip_change_commits = str(opts.get("skipchangecommits", "")).lower() in TRUE
@@ -234,10 +262,12 @@ class DeltaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             values = (self.mapping.logical_partition_values(add.partition_values)
                       if self.mapping is not None else dict(add.partition_values or {}))
             log = self._log()
-            group.append(DeltaFile(log.location, log.data_path(add.path),
-                                   {k.lower(): v for k, v in values.items()},
-                                   add.deletion_vector, self.schema_string, self.mapping_mode,
-                                   version))
+            part = DeltaFile(log.location, log.data_path(add.path),
+                             {k.lower(): v for k, v in values.items()},
+                             add.deletion_vector, self.schema_string, self.mapping_mode, version)
+            if isinstance(add, _Change):
+                part.change = (add.change_type, add.version, add.timestamp)
+            group.append(part)
             size += add.size or 0
             if size >= PARTITION_BYTES:
                 parts.append(DeltaFiles(group))
@@ -249,7 +279,11 @@ class DeltaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def read(self, partition: InputPartition):
         """The rows of a partition's files, in order (:func:`read_delta_file`)."""
         for part in partition.files:
-            yield from read_delta_file(part, self.schema)
+            change = getattr(part, "change", None)
+            if change is None:
+                yield from read_delta_file(part, self.schema)
+            else:
+                yield from _change_rows(part, self.schema, *change)
 
     def commit(self, end: dict) -> None:
         version = end["reservoirVersion"]
@@ -294,6 +328,10 @@ class DeltaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             if index != END_INDEX:
                 snapshot = self._log().snapshot(version)
                 files = sorted(snapshot.files, key=lambda f: (f.modification_time, f.path))
+                if self.cdf:        # the snapshot as inserts at its version
+                    ts = self._log().commit_timestamps()[version]
+                    files = [_Change(f.path, f.size, f.partition_values, f.deletion_vector,
+                                     "insert", version, ts) for f in files]
                 for i, f in enumerate(files):
                     if i > index:
                         yield version, i, True, f
@@ -307,6 +345,9 @@ class DeltaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         """The files commit ``version`` adds to the stream; raises delta-spark's errors for a
         commit removing data (unless the options skip it) or changing the schema read."""
         if version in self._adds:
+            return self._adds[version]
+        if self.cdf:
+            self._adds[version] = self._commit_changes(version)
             return self._adds[version]
         actions = self._log().read_commit(version)
         adds = [a for a in actions if isinstance(a, AddFile) and a.data_change]
@@ -326,6 +367,31 @@ class DeltaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             adds = self._changed(version, adds, removes)
         self._adds[version] = adds
         return adds
+
+    def _commit_changes(self, version: int) -> list[_Change]:
+        """The change files of commit ``version`` (:func:`sqlext.log.changes_plan.plan_changes`:
+        its cdc files, else its added files as inserts and removed ones as deletes)."""
+        from sqlext.log.changes_plan import plan_changes
+        log = self._log()
+        listing = log.listing()
+        plan = plan_changes(log, listing, log.commit_timestamps(listing), version, version)
+        if logical_schema(plan.metadata.schema_string) != self.table_schema:
+            raise SqlextError(
+                f"[DELTA_SCHEMA_CHANGED] Detected schema change at version {version} of "
+                f"{self.location}: restart the query with a new checkpoint directory",
+                error_class="DELTA_SCHEMA_CHANGED", sqlstate="KD007",
+                table=self.location, version=version)
+        out = []
+        for f in plan.files:
+            if f.selection is not None:
+                raise UnsupportedOperationError(
+                    f"streaming read of the change feed of {self.location}: version {version} "
+                    "replaced a file's deletion vector; sqlext's stream cannot read such "
+                    "changes yet (read them with sqlext.changes)",
+                    table=self.location, version=version)
+            out.append(_Change(f.path, 0, f.partition_values, f.deletion_vector,
+                               f.change_type, f.version, f.timestamp))
+        return out
 
     def _changed(self, version: int, adds: list[AddFile], removes: list[RemoveFile]):
         if self.skip_change_commits:
@@ -384,6 +450,29 @@ def _timestamp_ms(value) -> int:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=_dt.timezone.utc)
     return int(moment.timestamp() * 1000)
+
+
+def _change_rows(part: DeltaFile, schema: T.StructType, change_type: str | None, version: int,
+                 timestamp: int):
+    """The rows of one change file with ``_change_type`` (the file's own column for a cdc
+    file), ``_commit_version`` and ``_commit_timestamp``."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    types = None
+    if change_type is None:
+        types = pq.read_table(part.path, columns=["_change_type"]).column(0).combine_chunks()
+    offset = 0
+    for batch in read_delta_file(part, schema):
+        n = batch.num_rows
+        columns = batch.columns[:-3]
+        kind = (types.slice(offset, n).cast(pa.string()) if types is not None
+                else pa.array([change_type] * n, pa.string()))
+        offset += n
+        fields = batch.schema
+        columns = list(columns) + [
+            kind, pa.array([version] * n, fields.field(len(fields) - 2).type),
+            pa.array([timestamp * 1000] * n, pa.int64()).cast(fields.field(len(fields) - 1).type)]
+        yield pa.RecordBatch.from_arrays(columns, schema=fields)
 
 
 def _fmt_ms(ms: int) -> str:
