@@ -73,3 +73,25 @@ def test_refusals(drop_in, tmp_path, opts, condition):
     sqlext.write(drop_in.range(3), table)
     with pytest.raises(StreamingQueryException, match=condition):
         _batches(drop_in, table, str(tmp_path / "ck"), **opts)
+
+
+def test_change_feed_stream(drop_in, tmp_path):
+    """readChangeFeed: the snapshot as inserts at its version, then each commit's changes (a
+    DELETE does not stop the stream); the restarted query goes on from its checkpoint."""
+    spark, table, ck = drop_in, str(tmp_path / "t"), str(tmp_path / "ck")
+    sqlext.write(spark.range(3).selectExpr("id", "'a' AS v"), table,
+                 configuration={"delta.enableChangeDataFeed": "true"})
+
+    def stream():
+        seen = []
+        q = (spark.readStream.format("delta").option("readChangeFeed", "true").load(table)
+             .writeStream.foreachBatch(lambda df, i: seen.extend(
+                 (r.id, r.v, r._change_type, r._commit_version) for r in df.collect()))
+             .option("checkpointLocation", ck).trigger(availableNow=True).start())
+        q.awaitTermination()
+        return sorted(seen)
+    assert stream() == [(0, "a", "insert", 0), (1, "a", "insert", 0), (2, "a", "insert", 0)]
+    spark.sql(f"DELETE FROM delta.`{table}` WHERE id = 0")
+    spark.sql(f"UPDATE delta.`{table}` SET v = 'u' WHERE id = 1")
+    assert stream() == [(0, "a", "delete", 1), (1, "a", "update_preimage", 2),
+                        (1, "u", "update_postimage", 2)]
