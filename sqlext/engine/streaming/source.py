@@ -460,7 +460,10 @@ def _change_rows(part: DeltaFile, schema: T.StructType, change_type: str | None,
     import pyarrow.parquet as pq
     types = None
     if change_type is None:
-        types = pq.read_table(part.path, columns=["_change_type"]).column(0).combine_chunks()
+        from sqlext.log.storage import is_local
+        source = part.path if is_local(part.path) else pa.BufferReader(
+            DeltaLog(part.location).store.read(part.path))
+        types = pq.read_table(source, columns=["_change_type"]).column(0).combine_chunks()
     offset = 0
     for batch in read_delta_file(part, schema):
         n = batch.num_rows
