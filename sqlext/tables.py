@@ -151,7 +151,8 @@ class DeltaTable:
         table."""
         if not self._log.exists():
             raise TableNotFoundError(f"{self._ref.display} is not a Delta table (no _delta_log at "
-                                     f"{self._ref.location})")
+                                     f"{self._ref.location})", table=self._ref.display,
+                                     message_parameters={"tableName": self._ref.display})
         return self
 
     # --- reading ------------------------------------------------------------------------------

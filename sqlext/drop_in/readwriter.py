@@ -9,7 +9,7 @@ from pyspark.sql.readwriter import DataFrameReader, DataFrameWriter
 from sqlext.drop_in.state import (FORMAT, MODE, OPTIONS, PARTITIONS, TRUE, frame_of, installed,
                                   is_sqlext_table, merged_options, record_format, record_option,
                                   record_options, recorded, session_of, write_arguments)
-from sqlext.errors import SchemaMismatchError, SqlextError
+from sqlext.errors import ChangeDataFeedError, SchemaMismatchError, SqlextError
 
 CHANGE_OPTIONS = {"startingversion": "startingVersion", "endingversion": "endingVersion",
                   "startingtimestamp": "startingTimestamp", "endingtimestamp": "endingTimestamp"}
@@ -22,15 +22,15 @@ def read_delta(spark: SparkSession, table: str, options: dict) -> DataFrame:
     if str(options.get("readchangefeed", options.get("readchangedata", ""))).lower() in TRUE:
         bounds = {name: options[key] for key, name in CHANGE_OPTIONS.items() if key in options}
         if "startingVersion" not in bounds and "startingTimestamp" not in bounds:
-            raise SqlextError(f"reading the change feed of {table} needs startingVersion or "
-                              "startingTimestamp (as delta-spark does): add "
-                              ".option('startingVersion', n)")
-        for key in ("startingVersion", "endingVersion"):
-            if key in bounds and str(bounds[key]).lower() != "latest":
-                bounds[key] = int(bounds[key])
+            raise ChangeDataFeedError(f"reading the change feed of {table} needs startingVersion "
+                                      "or startingTimestamp (as delta-spark does): add "
+                                      ".option('startingVersion', n)", table=table,
+                                      error_class="DELTA_NO_START_FOR_CDC_READ")
+        # versions as given (text, as Spark's options are): sqlext.changes reads them, and
+        # refuses what is no version number
         return changes(spark, table, **bounds)
-    version = options.get("versionasof")
-    return read(spark, table, versionAsOf=None if version is None else int(version),
+    # versionAsOf as given: sqlext.read refuses what is no version (delta-spark's condition)
+    return read(spark, table, versionAsOf=options.get("versionasof"),
                 timestampAsOf=options.get("timestampasof"))
 
 

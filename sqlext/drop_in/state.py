@@ -7,7 +7,7 @@ import functools
 
 from pyspark.sql import SparkSession
 
-from sqlext.errors import SqlextError
+from sqlext.errors import IllegalArgumentError
 
 # attributes set on the SparkSession and on pyspark's reader/writer objects
 INSTALLED = "_sqlext_installed"
@@ -96,14 +96,19 @@ def write_arguments(table: str, options: dict) -> dict:
     for key, value in options.items():
         if key in WRITE_OPTIONS:
             name, convert = WRITE_OPTIONS[key]
-            arguments[name] = convert(value)
+            try:
+                arguments[name] = convert(value)
+            except (TypeError, ValueError):
+                raise IllegalArgumentError(f"write to {table}: option {key!r} cannot be "
+                                           f"{value!r}. Nothing was written.") from None
         elif key.startswith("delta."):
             configuration[key] = str(value)
         else:
             known = ", ".join(sorted(n for n, _ in WRITE_OPTIONS.values()))
-            raise SqlextError(f"write to {table}: sqlext does not know the Delta writer option "
-                              f"{key!r}; it takes {known} and delta.* table properties (see "
-                              "sqlext.write). Nothing was written.")
+            raise IllegalArgumentError(
+                f"write to {table}: sqlext does not know the Delta writer option {key!r}; it "
+                f"takes {known} and delta.* table properties (see sqlext.write). Nothing was "
+                "written.")
     if configuration:
         arguments["configuration"] = configuration
     return arguments

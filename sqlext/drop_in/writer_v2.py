@@ -74,9 +74,11 @@ def _v2_require(self, exists: bool) -> None:
         return
     if exists:
         raise TableNotFoundError(f"writeTo({table!r}): table {table} does not exist; use "
-                                 "create() or createOrReplace(). Nothing was written.")
+                                 "create() or createOrReplace(). Nothing was written.",
+                                 error_class="TABLE_OR_VIEW_NOT_FOUND", table=table)
     raise TableAlreadyExistsError(f"writeTo({table!r}).create(): table {table} already "
-                                  "exists; use append(), replace() or createOrReplace()")
+                                  "exists; use append(), replace() or createOrReplace()",
+                                  error_class="TABLE_OR_VIEW_ALREADY_EXISTS", table=table)
 
 
 def _v2_write(self, mode: str, **arguments) -> None:

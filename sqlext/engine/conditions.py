@@ -23,6 +23,7 @@ from pyspark.sql.utils import AnalysisException as SparkAnalysisException
 from sqlglot import exp
 
 from sqlext.engine import connect_plans
+from sqlext.engine.pyspark_errors import spark_fields
 from sqlext.engine.session import is_connect, session_constant
 from sqlext.errors import (AnalysisException, ParseError, SqlextError,
                            UnsupportedOperationError)
@@ -89,7 +90,8 @@ def as_column(value, what: str, where: str) -> tuple[Column, str | None]:
         try:
             return F.expr(value), value
         except PySparkException as exc:
-            raise ParseError(f"{where}: cannot parse {what} {value!r}: {_first_line(exc)}") from exc
+            raise ParseError(f"{where}: cannot parse {what} {value!r}: {_first_line(exc)}",
+                             **spark_fields(exc)) from exc
     raise SqlextError(f"{where}: {what} must be a SQL string, a sqlglot expression or a pyspark "
                       f"Column, not {type(value).__name__}")
 
@@ -131,8 +133,8 @@ def resolve_condition(frame: DataFrame, condition, table: str, version: int,
     except PySparkException as exc:
         cls = ParseError if type(exc).__name__ == "ParseException" else AnalysisException
         raise cls(f"{where}: the {operation} condition {shown!r} is invalid: {_first_line(exc)}. "
-                  f"Columns of the table: {', '.join(frame.columns)}. The table is unchanged."
-                  ) from exc
+                  f"Columns of the table: {', '.join(frame.columns)}. The table is unchanged.",
+                  table=table, version=version, **spark_fields(exc)) from exc
     if connect:     # no JVM plan: the facts come from the text or the Column's own tree
         references, deterministic, subquery = connect_plans.condition_facts(frame, column, text)
     else:
@@ -142,11 +144,15 @@ def resolve_condition(frame: DataFrame, condition, table: str, version: int,
     if subquery:
         raise UnsupportedOperationError(
             f"{where}: subqueries are not supported in the {operation} condition {shown!r} (as "
-            "in delta-spark). Compute the values first, or use MERGE. The table is unchanged.")
+            "in delta-spark). Compute the values first, or use MERGE. The table is unchanged.",
+            error_class="DELTA_UNSUPPORTED_SUBQUERY", table=table, version=version,
+            message_parameters={"operation": operation, "cond": shown})
     if not deterministic:
         raise AnalysisException(
             f"{where}: the {operation} condition {shown!r} is not deterministic; the rows it "
-            "selects must not change between reads. The table is unchanged.")
+            "selects must not change between reads. The table is unchanged.",
+            error_class="INVALID_NON_DETERMINISTIC_EXPRESSIONS", sqlstate="42K0E",
+            table=table, version=version)
     tree = condition.copy() if isinstance(condition, exp.Expression) else None
     if connect:     # Spark's name of a Column is no SQL sqlglot may prune with
         sql = connect_plans.expression_sql(frame, column, text)
@@ -177,7 +183,8 @@ def spark_condition(text: str, table: str) -> Column:
     try:
         return F.expr(text)
     except Exception as exc:  # noqa: BLE001 - pyspark raises ParseException subclasses
-        raise AnalysisException(f"table {table}: cannot parse condition {text!r}: {exc}") from exc
+        raise AnalysisException(f"table {table}: cannot parse condition {text!r}: {exc}",
+                                table=table, **spark_fields(exc)) from exc
 
 
 def check_condition(df: DataFrame, condition: Column, text: str, table: str) -> None:
@@ -187,4 +194,5 @@ def check_condition(df: DataFrame, condition: Column, text: str, table: str) -> 
         df.select(condition.alias("c")).schema  # noqa: B018 - forces analysis
     except SparkAnalysisException as exc:
         raise AnalysisException(f"table {table}: condition {text!r} is invalid: "
-                                f"{str(exc).splitlines()[0]}") from exc
+                                f"{str(exc).splitlines()[0]}", table=table,
+                                **spark_fields(exc)) from exc

@@ -90,7 +90,8 @@ def create_table(spark: SparkSession, ref: TableRef, definition: TableDefinition
     if registered is not None and definition.external \
             and registered.location != ref.location and not if_not_exists:
         raise TableAlreadyExistsError(f"table {registered.display} already exists at "
-                                      f"{registered.location}")
+                                      f"{registered.location}", table=registered.display,
+                                      error_class="TABLE_OR_VIEW_ALREADY_EXISTS")
     target = registered or ref
     if target.name and not catalog.schema_exists(target.schema):
         raise AnalysisException(f"CREATE TABLE {display}: schema `{target.schema}` not found; "
@@ -103,14 +104,18 @@ def create_table(spark: SparkSession, ref: TableRef, definition: TableDefinition
         if if_not_exists:
             return None
         raise TableAlreadyExistsError(f"table {target.display} already exists in Spark's catalog "
-                                      "(not a sqlext table); drop it first or use another name")
+                                      "(not a sqlext table); drop it first or use another name",
+                                      table=target.display,
+                                      error_class="TABLE_OR_VIEW_ALREADY_EXISTS")
     if exists and not replace:
         if definition.external and registered is None and definition.query is None:
             _register_existing(catalog, ref, definition, log, display)
             return None
         raise TableAlreadyExistsError(
             f"table {target.display} already exists (version {log.snapshot().version}); use "
-            "CREATE TABLE IF NOT EXISTS, CREATE OR REPLACE TABLE, or another name")
+            "CREATE TABLE IF NOT EXISTS, CREATE OR REPLACE TABLE, or another name",
+            table=target.display,
+            error_class="TABLE_OR_VIEW_ALREADY_EXISTS" if target.name else "DELTA_PATH_EXISTS")
     operation = ("CREATE OR REPLACE TABLE" if replace else "CREATE TABLE") + (
         " AS SELECT" if definition.query is not None else "")
     params = {"isManaged": str(bool(target.managed and target.name)).lower(),
@@ -404,7 +409,11 @@ def add_check_constraint(spark: SparkSession, ref: TableRef, name: str, expressi
         raise ConstraintViolationError(
             f"{where}: {broken} rows in {ref.display} (version {snapshot.version}) violate the "
             f"new CHECK constraint ({text}) [DELTA_NEW_CHECK_CONSTRAINT_VIOLATION]. Fix or "
-            "delete those rows first; nothing was committed, the table is unchanged")
+            "delete those rows first; nothing was committed, the table is unchanged",
+            error_class="DELTA_NEW_CHECK_CONSTRAINT_VIOLATION", table=ref.display,
+            version=snapshot.version,
+            message_parameters={"numRows": broken, "tableName": ref.display,
+                                "checkConstraint": text})
     conf = {**snapshot.configuration, CONSTRAINT_PREFIX + name.lower(): text}
     stage_metadata(txn, dataclasses.replace(snapshot.metadata, configuration=conf))
     return commit(spark, txn, [], "ADD CONSTRAINT", {"name": name, "expr": text}, {})
@@ -461,7 +470,11 @@ def set_not_null(spark: SparkSession, ref: TableRef, column: str, not_null: bool
                 f"ALTER TABLE {ref.display} ALTER COLUMN {field['name']} SET NOT NULL: {broken} "
                 f"rows in {ref.display} (version {snapshot.version}) violate the new NOT NULL "
                 f"constraint on {field['name']} (they hold NULL). Fix or delete those rows "
-                "first; nothing was committed, the table is unchanged")
+                "first; nothing was committed, the table is unchanged",
+                error_class="DELTA_NEW_NOT_NULL_VIOLATION", table=ref.display,
+                version=snapshot.version,
+                message_parameters={"numRows": broken, "tableName": ref.display,
+                                    "colName": field["name"]})
     field["nullable"] = not not_null
     txn.update_metadata(dataclasses.replace(
         snapshot.metadata, schema_string=json.dumps(schema, separators=(",", ":"))))
@@ -539,7 +552,8 @@ def rename_table(spark: SparkSession, ref: TableRef, name: str) -> TableRef:
     target = catalog.managed_location(ref.schema, name)
     if catalog.lookup(ref.schema, name) or ViewStore(spark, catalog).persistent(ref.schema, name) \
             or has_delta_log(target):
-        raise TableAlreadyExistsError(f"{statement}: {ref.schema}.{name} already exists")
+        raise TableAlreadyExistsError(f"{statement}: {ref.schema}.{name} already exists",
+                                      error_class="TABLE_OR_VIEW_ALREADY_EXISTS")
     if ref.managed:
         move_file(spark, ref.location, target)
         renamed = TableRef(target, ref.schema, name, managed=True)

@@ -115,7 +115,9 @@ def refuse_explicit_identity(schema: T.StructType, given: set[str], where: str,
             raise IdentityColumnError(
                 f"{where}: {what} gives a value for {name}, a GENERATED ALWAYS AS IDENTITY "
                 "column (delta-spark: DELTA_IDENTITY_COLUMNS_EXPLICIT_INSERT_NOT_SUPPORTED). "
-                f"Leave {name} out and its values are generated. The table is unchanged.")
+                f"Leave {name} out and its values are generated. The table is unchanged.",
+                error_class="DELTA_IDENTITY_COLUMNS_EXPLICIT_INSERT_NOT_SUPPORTED",
+                message_parameters={"colName": name})
 
 
 def refuse_identity_update(schema: T.StructType, assigned: set[str], where: str,
@@ -127,7 +129,8 @@ def refuse_identity_update(schema: T.StructType, assigned: set[str], where: str,
             raise IdentityColumnError(
                 f"{where}: {what} sets {name}, an IDENTITY column, which cannot be updated "
                 "(delta-spark: DELTA_IDENTITY_COLUMNS_UPDATE_NOT_SUPPORTED). The table is "
-                "unchanged.")
+                "unchanged.", error_class="DELTA_IDENTITY_COLUMNS_UPDATE_NOT_SUPPORTED",
+                message_parameters={"colName": name})
 
 
 @dataclass

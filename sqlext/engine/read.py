@@ -10,7 +10,7 @@ from sqlext.catalog import Catalog, TableRef
 from sqlext.engine.io.scan import scan
 from sqlext.engine.session import prepare
 from sqlext.engine.conditions import check_condition, spark_condition
-from sqlext.errors import AnalysisException, SqlextError
+from sqlext.errors import AnalysisException, InvalidTimeTravelError, SqlextError
 from sqlext.log.column_mapping import ColumnMapping
 from sqlext.log.pruning import Pruner, parse_predicate
 from sqlext.log.schema import parse_timestamp_text
@@ -61,13 +61,29 @@ def resolve_snapshot(spark: SparkSession, ref: TableRef, versionAsOf=None,
                      timestampAsOf=None) -> tuple[DeltaLog, Snapshot]:
     """The log and the snapshot a read asks for (latest, by version, or by timestamp)."""
     if versionAsOf is not None and timestampAsOf is not None:
-        raise SqlextError(f"table {ref.display}: give versionAsOf or timestampAsOf, not both")
+        raise InvalidTimeTravelError(f"table {ref.display}: give versionAsOf or timestampAsOf, "
+                                     "not both", error_class="DELTA_ONEOF_IN_TIMETRAVEL",
+                                     table=ref.display)
+    if versionAsOf is not None:
+        versionAsOf = _version(versionAsOf, ref.display)
     log = DeltaLog(ref.location, name=ref.display)
     listing = log.listing()
     if timestampAsOf is not None:
         versionAsOf = log.version_at_timestamp(
             timestamp_ms(timestampAsOf, spark, ref.display), listing)
-    return log, log.snapshot(None if versionAsOf is None else int(versionAsOf), listing=listing)
+    return log, log.snapshot(versionAsOf, listing=listing)
+
+
+def _version(value, table: str) -> int:
+    """A ``versionAsOf`` as a version number (an int, or text of one, as Spark's options are)."""
+    try:
+        if not isinstance(value, bool) and int(value) == float(value):
+            return int(value)
+    except (TypeError, ValueError):
+        pass
+    raise InvalidTimeTravelError(
+        f"table {table}: versionAsOf must be a version number (an integer), not {value!r}",
+        table=table, message_parameters={"timeTravelKey": "versionAsOf"})
 
 
 def read(spark: SparkSession, table: str, versionAsOf: int | None = None,

@@ -95,14 +95,17 @@ def _merge_struct(table: T.StructType, data: T.StructType, merge: bool, where: s
                 f"table {table_name}: column {where}{tf.name} has type "
                 f"{tf.dataType.simpleString()} but the data has {f.dataType.simpleString()}. "
                 "Cast the column to the table's type, or replace the table schema with "
-                "mode='overwrite', overwriteSchema=True. The table is unchanged.")
+                "mode='overwrite', overwriteSchema=True. The table is unchanged.",
+                error_class="DELTA_FAILED_TO_MERGE_FIELDS", table=table_name,
+                message_parameters={"currentField": f"{where}{tf.name}",
+                                    "updateField": f"{where}{f.name}"})
     if extra:
         if not merge:
             names = ", ".join(f"{where}{f.name} {f.dataType.simpleString()}" for f in extra)
             raise SchemaMismatchError(
                 f"table {table_name}: the data has column(s) the table does not have: {names}. "
                 "To add them, write with mergeSchema=True (SQL: MERGE WITH SCHEMA EVOLUTION / "
-                "ALTER TABLE ADD COLUMNS). The table is unchanged.")
+                "ALTER TABLE ADD COLUMNS). The table is unchanged.", table=table_name)
         fields += [T.StructField(f.name, f.dataType, True, written_metadata(f.metadata))
                    for f in extra]
         changed = True

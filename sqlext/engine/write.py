@@ -30,7 +30,7 @@ from sqlext.engine.schemas import plan_write, quote_identifier, spark_schema
 from sqlext.engine.session import prepare
 from sqlext.engine.spark_jobs import spark_job_errors
 from sqlext.engine.table_metadata import new_table_metadata, stage_metadata
-from sqlext.errors import (AnalysisException, ProtocolChangedException,
+from sqlext.errors import (AnalysisException, IllegalArgumentError, ProtocolChangedException,
                            SchemaMismatchError, SqlextError, TableAlreadyExistsError)
 from sqlext.log.actions import Metadata, SetTransaction
 from sqlext.log.column_mapping import ColumnMapping
@@ -70,7 +70,11 @@ def write(spark: SparkSession, df: DataFrame, table: str, mode: str = "append",
         # (the write's own options win)
         txnAppId, txnVersion = session_transaction(spark) or (None, None)
     if (txnAppId is None) != (txnVersion is None):
-        raise SqlextError("idempotent writes need both txnAppId and txnVersion")
+        raise IllegalArgumentError(
+            "idempotent writes need both txnAppId and txnVersion",
+            error_class="DELTA_INVALID_IDEMPOTENT_WRITES_OPTIONS", message_parameters={
+                "reason": "Both txnVersion and txnAppId must be specified for idempotent data "
+                          "frame writes"})
     if replaceWhere is not None and key != "overwrite":
         raise SqlextError("replaceWhere is only valid with mode='overwrite'")
     ref = tableRef or Catalog(spark).resolve(table)
@@ -107,8 +111,12 @@ def _write_once(spark, df, ref: TableRef, mode, partition_by, replace_where, mer
         if done is not None and done >= app_version:
             return snapshot.version          # this (appId, version) was committed already
     if exists and _MODES[mode] == "ErrorIfExists":
-        raise TableAlreadyExistsError(f"table {ref.display} already exists (version "
-                                      f"{snapshot.version}); use mode='append' or 'overwrite'")
+        raise TableAlreadyExistsError(
+            f"table {ref.display} already exists (version {snapshot.version}); use "
+            "mode='append' or 'overwrite'", table=ref.display, version=snapshot.version,
+            error_class="TABLE_OR_VIEW_ALREADY_EXISTS" if ref.name else "DELTA_PATH_EXISTS",
+            message_parameters={"relationName": ref.display} if ref.name
+            else {"path": ref.location})
     if exists and mode == "ignore":
         return snapshot.version
     txn = log.start_transaction(snapshot)

@@ -18,7 +18,7 @@ import os
 from dataclasses import dataclass, field
 
 from sqlext.errors import (ChangeDataFeedError, ChangeDataFilesMissingError,
-                           VersionNotFoundException)
+                           ChangeDataRangeError, VersionNotFoundException)
 from sqlext.log.actions import (Action, AddCDCFile, AddFile, CommitInfo, Metadata, Protocol,
                                 RemoveFile, decode_path)
 from sqlext.log.column_mapping import PHYSICAL_NAME_KEY
@@ -81,14 +81,19 @@ def resolve_range(log: DeltaLog, listing: LogListing, times: dict[int, int],
     name, r = log.name, request
     if r.starting_version is not None and r.starting_timestamp is not None:
         raise ChangeDataFeedError(f"table {name}: give startingVersion or startingTimestamp for "
-                                  "a change feed read, not both")
+                                  "a change feed read, not both", table=name,
+                                  error_class="DELTA_MULTIPLE_CDC_BOUNDARY",
+                                  message_parameters={"startingOrEnding": "starting"})
     if r.ending_version is not None and r.ending_timestamp is not None:
         raise ChangeDataFeedError(f"table {name}: give endingVersion or endingTimestamp for a "
-                                  "change feed read, not both")
+                                  "change feed read, not both", table=name,
+                                  error_class="DELTA_MULTIPLE_CDC_BOUNDARY",
+                                  message_parameters={"startingOrEnding": "ending"})
     if r.starting_version is None and r.starting_timestamp is None:
         raise ChangeDataFeedError(
             f"table {name}: a change feed read needs a start: give startingVersion (e.g. 0) or "
-            "startingTimestamp (SQL: CHANGES FROM VERSION n)")
+            "startingTimestamp (SQL: CHANGES FROM VERSION n)", table=name,
+            error_class="DELTA_NO_START_FOR_CDC_READ")
     latest = listing.latest_version
     earliest = listing.earliest_commit
     if earliest is None:
@@ -97,16 +102,19 @@ def resolve_range(log: DeltaLog, listing: LogListing, times: dict[int, int],
     if r.starting_version is not None:
         start = _version(r.starting_version, "startingVersion", name)
         if start > latest:
-            raise ChangeDataFeedError(
+            raise ChangeDataRangeError(
                 f"table {name}: startingVersion {start} is after the latest version {latest}; "
-                f"start at version {latest} or earlier")
+                f"start at version {latest} or earlier", table=name, version=start,
+                error_class="DELTA_CDC_START_VERSION_AFTER_LATEST",
+                message_parameters={"start": start, "latest": latest})
     else:
         after = [v for v, t in times.items() if t >= r.starting_timestamp]
         if not after:
             raise ChangeDataFeedError(
                 f"table {name}: startingTimestamp {_fmt(r.starting_timestamp)} is after the "
                 f"latest commit (version {latest} at {_fmt(times[max(times)])}); no changes were "
-                "committed since. Use an earlier timestamp")
+                "committed since. Use an earlier timestamp", table=name,
+                error_class="DELTA_TIMESTAMP_GREATER_THAN_COMMIT")
         start = min(after)
     if r.ending_version is not None:
         end = min(_version(r.ending_version, "endingVersion", name), latest)
@@ -128,9 +136,10 @@ def resolve_range(log: DeltaLog, listing: LogListing, times: dict[int, int],
         if end == start - 1:
             return None
     if end < start:
-        raise ChangeDataFeedError(
+        raise ChangeDataRangeError(
             f"table {name}: the change feed range ends at version {end}, before its start "
-            f"version {start}; give an end at or after the start")
+            f"version {start}; give an end at or after the start", table=name,
+            error_class="DELTA_INVALID_CDC_RANGE", message_parameters={"start": start, "end": end})
     if start < earliest:
         raise ChangeDataFeedError(
             f"table {name}: the commit of version {start} is no longer in the log (log retention "
@@ -320,7 +329,10 @@ def _not_recorded(name: str, version: int, start: int, end: int) -> ChangeDataFe
         f"of versions {start}..{end} were not all recorded. Read a range in which "
         "delta.enableChangeDataFeed is true throughout (DESCRIBE HISTORY shows when it was "
         "enabled), or enable it for future versions with ALTER TABLE ... SET TBLPROPERTIES "
-        "(delta.enableChangeDataFeed = true)")
+        "(delta.enableChangeDataFeed = true)", error_class="DELTA_MISSING_CHANGE_DATA",
+        table=name, version=version,
+        message_parameters={"startVersion": start, "endVersion": end, "version": version,
+                            "key": _CDF_KEY})
 
 
 def _version(value, option: str, name: str) -> int:

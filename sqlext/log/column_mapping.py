@@ -259,7 +259,9 @@ def _require_mapping(metadata: Metadata, table: str, what: str) -> None:
     if mapping_mode(metadata) == "none":
         raise UnsupportedOperationError(
             f"table {table}: {what} needs column mapping (the table has "
-            f"delta.columnMapping.mode = 'none'): {ENABLE_ADVICE}. The table is unchanged.")
+            f"delta.columnMapping.mode = 'none'): {ENABLE_ADVICE}. The table is unchanged.",
+            error_class="DELTA_UNSUPPORTED_DROP_COLUMN" if what.startswith("DROP")
+            else "DELTA_UNSUPPORTED_RENAME_COLUMN", sqlstate="0AKDC", table=table)
 
 
 def rename_field(metadata: Metadata, path: list[str], new_name: str,

@@ -62,38 +62,44 @@ def check_conflicts(table: str, winner: WinningCommit, reads: ReadSet, removes: 
     """
     where = (f"table {table}: a concurrent {winner.operation} committed version {winner.version} "
              "first")
+    # the fields of each exception: delta-spark's message parameters, table and version
+    fields = {"table": table, "version": winner.version,
+              "message_parameters": {"operation": winner.operation, "tableName": table,
+                                     "version": winner.version}}
     if winner.of(Protocol):
         raise ProtocolChangedException(
-            f"{where} and changed the protocol (or created the table). Retry the operation.")
+            f"{where} and changed the protocol (or created the table). Retry the operation.",
+            **fields)
     if winner.of(Metadata):
         raise MetadataChangedException(
             f"{where} and changed the table metadata (schema, partitioning or properties). "
-            "Retry the operation against the new metadata.")
+            "Retry the operation against the new metadata.", **fields)
     clashing_ids = {t.app_id for t in winner.of(SetTransaction)} & app_ids
     if clashing_ids:
         raise ConcurrentTransactionException(
             f"{where} with the same application transaction id(s) {sorted(clashing_ids)}. "
-            "Two writers must not share a txnAppId.")
-    _check_added_files(where, winner, reads, metadata_changed, isolation_level, pruner_for)
+            "Two writers must not share a txnAppId.", **fields)
+    _check_added_files(where, winner, reads, metadata_changed, isolation_level, pruner_for,
+                       fields)
     removed = {decode_path(r.path) for r in winner.of(RemoveFile)}
     read_and_removed = removed & reads.files
     if read_and_removed:
         raise ConcurrentDeleteReadException(
             f"{where} and removed file(s) this transaction read, e.g. "
-            f"{sorted(read_and_removed)[0]}. Retry the operation.")
+            f"{sorted(read_and_removed)[0]}. Retry the operation.", **fields)
     if removed and reads.whole_table:
         raise ConcurrentDeleteReadException(
             f"{where} and removed file(s) from a table this transaction read in full, e.g. "
-            f"{sorted(removed)[0]}. Retry the operation.")
+            f"{sorted(removed)[0]}. Retry the operation.", **fields)
     both_removed = removed & removes
     if both_removed:
         raise ConcurrentDeleteDeleteException(
             f"{where} and also removed file(s) this transaction removes, e.g. "
-            f"{sorted(both_removed)[0]}. Retry the operation.")
+            f"{sorted(both_removed)[0]}. Retry the operation.", **fields)
 
 
 def _check_added_files(where: str, winner: WinningCommit, reads: ReadSet, metadata_changed: bool,
-                       isolation_level: str, pruner_for) -> None:
+                       isolation_level: str, pruner_for, fields: dict) -> None:
     if reads.empty:
         return
     if isolation_level == WRITE_SERIALIZABLE and not metadata_changed and winner.is_blind_append:
@@ -104,7 +110,8 @@ def _check_added_files(where: str, winner: WinningCommit, reads: ReadSet, metada
     if reads.whole_table:
         raise ConcurrentAppendException(
             f"{where} and added files to a table this transaction read in full, e.g. "
-            f"{added[0].path}. Retry the operation.")
+            f"{added[0].path}. Retry the operation.", error_class=_append_condition(added[0]),
+            **fields)
     for predicate in reads.predicates:
         pruner = pruner_for(predicate)
         for a in added:
@@ -112,7 +119,15 @@ def _check_added_files(where: str, winner: WinningCommit, reads: ReadSet, metada
                 cond = "" if predicate is None else f" matching {predicate.sql(dialect='spark')}"
                 raise ConcurrentAppendException(
                     f"{where} and added file {a.path}{cond} — rows this transaction read would "
-                    "have included. Retry the operation.")
+                    "have included. Retry the operation.", error_class=_append_condition(a),
+                    **fields)
+
+
+def _append_condition(added: AddFile) -> str:
+    """delta-spark's condition for a conflicting added file: with a partition hint when the
+    file belongs to a partition."""
+    hint = "WITH_PARTITION_HINT" if added.partition_values else "WITHOUT_HINT"
+    return f"DELTA_CONCURRENT_APPEND.{hint}"
 
 
 def pruner_factory(snapshot) -> "callable":

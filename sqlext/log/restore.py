@@ -22,7 +22,8 @@ import os
 from dataclasses import dataclass
 
 from sqlext.errors import (DeltaFileNotFoundError, SqlextError, TableNotFoundError,
-                           UnsupportedOperationError, VersionNotFoundException)
+                           TimestampOutOfRangeError, UnsupportedOperationError,
+                           VersionNotFoundException)
 from sqlext.log.actions import AddFile, Protocol
 from sqlext.log.deletion_vectors import unique_id
 from sqlext.log.protocol import check_readable, check_writable
@@ -31,6 +32,11 @@ from sqlext.log.table import DeltaLog
 from sqlext.log.transaction import ENGINE_INFO, now_ms
 
 OPERATION = "RESTORE"
+# delta-spark's conditions for a RESTORE timestamp outside the table's history
+_RESTORE_TIMESTAMP = {
+    "DELTA_TIMESTAMP_GREATER_THAN_COMMIT": "DELTA_CANNOT_RESTORE_TIMESTAMP_GREATER",
+    "DELTA_TIMESTAMP_EARLIER_THAN_COMMIT_RETENTION": "DELTA_CANNOT_RESTORE_TIMESTAMP_EARLIER",
+}
 
 
 @dataclass
@@ -83,12 +89,20 @@ def restore_table(log: DeltaLog, version: int | None = None, timestamp_ms: int |
         raise TableNotFoundError(f"{log.name} is not a Delta table (no _delta_log at "
                                  f"{log.location}); RESTORE needs an existing table")
     check_writable(log.name, latest.version, latest.protocol, latest.metadata)
-    target_version = (int(version) if version is not None
-                      else log.version_at_timestamp(int(timestamp_ms)))
+    try:
+        target_version = (int(version) if version is not None
+                          else log.version_at_timestamp(int(timestamp_ms)))
+    except TimestampOutOfRangeError as exc:     # delta-spark's conditions for RESTORE
+        exc.error_class = _RESTORE_TIMESTAMP.get(exc.error_class, exc.error_class)
+        exc.sqlstate = "22003" if exc.error_class in _RESTORE_TIMESTAMP.values() else exc.sqlstate
+        raise
     if target_version > latest.version or target_version < 0:
         raise VersionNotFoundException(
             f"table {log.name}: cannot restore to version {target_version}: the latest version "
-            f"is {latest.version}. Give an earlier version.")
+            f"is {latest.version}. Give an earlier version.",
+            error_class="DELTA_CANNOT_RESTORE_TABLE_VERSION", table=log.name,
+            version=target_version,
+            message_parameters={"version": target_version, "endVersion": latest.version})
     if target_version == latest.version:
         raise UnsupportedOperationError(
             f"table {log.name}: version {target_version} is the latest version already; RESTORE "

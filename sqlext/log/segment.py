@@ -95,7 +95,9 @@ def segment_for(listing: LogListing, table: str, version: int | None,
     if version < 0 or version > latest:
         raise VersionNotFoundException(
             f"table {table}: version {version} does not exist; available versions are "
-            f"{_available(listing)} (latest {latest})")
+            f"{_available(listing)} (latest {latest})", table=table, version=version,
+            message_parameters={"userVersion": version, "latest": latest,
+                                "earliest": _available(listing).split("..")[0]})
     candidates = [c for c in listing.checkpoints
                   if c.version <= version and c.version not in skip_checkpoints]
     for cp in reversed(candidates):
@@ -111,7 +113,8 @@ def segment_for(listing: LogListing, table: str, version: int | None,
         raise VersionNotFoundException(
             f"table {table}: version {version} can no longer be reconstructed: the log starts at "
             f"version {starts} with no checkpoint at or before {version} "
-            f"(removed by log cleanup); available versions are {_available(listing)}")
+            f"(removed by log cleanup); available versions are {_available(listing)}",
+            table=table, version=version)
     raise CorruptLogError(
         f"table {table}: the log is not contiguous; commit files missing for versions "
         f"{missing[:10]}{'...' if len(missing) > 10 else ''}, so version {version} cannot be "

@@ -115,7 +115,8 @@ class DeltaLog:
         if listing.latest_version is None:
             raise TableNotFoundError(
                 f"{self.name} is not a Delta table: no _delta_log with commits at {self.location}; "
-                "write to it with sqlext.write(...) to create one")
+                "write to it with sqlext.write(...) to create one", table=self.name,
+                message_parameters={"tableName": self.name})
 
     def snapshot(self, version: int | None = None, listing: LogListing | None = None,
                  check_protocol: bool = True) -> Snapshot:
@@ -286,18 +287,21 @@ class DeltaLog:
         self.require_table(listing)
         times = self.commit_timestamps(listing)
         if not times:
-            raise TimestampOutOfRangeError(f"table {self.name}: no commit files to resolve a timestamp")
+            raise TimestampOutOfRangeError(f"table {self.name}: no commit files to resolve a "
+                                           "timestamp", table=self.name)
         first_v, last_v = min(times), max(times)
         if timestamp_ms < times[first_v]:
             raise TimestampOutOfRangeError(
                 f"table {self.name}: timestamp {_fmt(timestamp_ms)} is before the earliest available "
                 f"commit (version {first_v} at {_fmt(times[first_v])}); use a timestamp at or "
-                "after it")
+                "after it", error_class="DELTA_TIMESTAMP_EARLIER_THAN_COMMIT_RETENTION",
+                table=self.name, version=first_v)
         if timestamp_ms > times[last_v]:
             raise TimestampOutOfRangeError(
                 f"table {self.name}: timestamp {_fmt(timestamp_ms)} is after the latest commit "
                 f"(version {last_v} at {_fmt(times[last_v])}); use a timestamp at or before it, "
-                "or read the latest version")
+                "or read the latest version", error_class="DELTA_TIMESTAMP_GREATER_THAN_COMMIT",
+                table=self.name, version=last_v)
         return max(v for v, t in times.items() if t <= timestamp_ms)
 
     def first_version_at_or_after(self, timestamp_ms: int, listing: LogListing | None = None) -> int | None:

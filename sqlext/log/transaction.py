@@ -179,7 +179,8 @@ class Transaction:
                     raise ConcurrentModificationException(
                         f"table {self.log.name}: gave up after {self.attempts} attempts to commit "
                         f"(read version {self.read_version}); other writers kept winning. Retry "
-                        "the operation later.") from exc
+                        "the operation later.", error_class="DELTA_CONCURRENT_WRITE",
+                        table=self.log.name, version=self.read_version) from exc
                 continue
             except OSError as exc:            # a full disk (ENOSPC), a quota, permissions
                 raise CommitFailedError(

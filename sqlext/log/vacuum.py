@@ -42,7 +42,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from sqlext.errors import UnsupportedOperationError, VersionNotFoundException
+from sqlext.errors import (UnsupportedOperationError, VacuumRetentionError,
+                           VersionNotFoundException)
 from sqlext.log.actions import AddCDCFile, AddFile, RemoveFile, decode_path
 from sqlext.log.deletion_vectors import DeletionVectorDescriptor
 from sqlext.log.layout import CHANGE_DATA_DIR, LOG_DIR, STAGING_DIR, written_by_delta_writer
@@ -328,18 +329,20 @@ def collect_garbage(log_: DeltaLog, retention_hours: float | None = None, dry_ru
     retention_ms = default_ms
     if retention_hours is not None:
         if retention_hours < 0:
-            raise UnsupportedOperationError(
-                f"table {log_.name}: VACUUM retention cannot be negative ({retention_hours} hours)")
+            raise VacuumRetentionError(
+                f"table {log_.name}: VACUUM retention cannot be negative ({retention_hours} hours)",
+                error_class="DELTA_VACUUM_RETENTION_PERIOD_NEGATIVE", table=log_.name)
         retention_ms = int(round(float(retention_hours) * 3_600_000))
         if check_retention and retention_ms < default_ms:
             hours = -(-default_ms // 3_600_000)
-            raise UnsupportedOperationError(
+            raise VacuumRetentionError(
                 f"table {log_.name}: VACUUM with a retention of {retention_hours} hours is shorter "
                 f"than the table's delta.deletedFileRetentionDuration ({hours} hours). Files that "
                 "concurrent writers are still committing, and files of versions readers may time "
                 "travel to, could be deleted and the table corrupted. Use at least "
                 f"{hours} hours, or, if nothing else reads or writes the table, set "
-                f"{RETENTION_CHECK_CONF}=false. Nothing was deleted.")
+                f"{RETENTION_CHECK_CONF}=false. Nothing was deleted.", table=log_.name,
+                message_parameters={"configuredRetentionHours": hours})
     now = int(time.time() * 1000) if now_ms is None else now_ms
     cutoff = now - retention_ms
     result = VacuumResult(log_.location, dry_run, retention_ms, cutoff)

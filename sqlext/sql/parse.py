@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import re
 import types
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from sqlglot import exp
 from sqlglot.errors import ErrorLevel, TokenError
@@ -45,7 +45,12 @@ _TOKEN_REPR = re.compile(r"<Token token_type: TokenType\.(\w+), text: (.*?), lin
 _CLASS_REPR = re.compile(r"<class 'sqlglot\.[\w.]*?(\w+)'>")
 
 
-def parse_statements(text: str) -> list[exp.Expression]:
+#: ``syntax_error(script, start, sql)``: Spark's own error for the statement ``sql`` (which starts
+#: at ``script[start]``), or None when Spark's parser reads it (see :func:`parse_statements`)
+SyntaxCheck = Callable[[str, int, str], "ParseError | None"]
+
+
+def parse_statements(text: str, syntax_error: SyntaxCheck | None = None) -> list[exp.Expression]:
     """Parse a script of ``;``-separated statements into one tree per statement.
 
     ``;`` inside strings, quoted identifiers and comments does not separate statements; empty
@@ -62,6 +67,13 @@ def parse_statements(text: str) -> list[exp.Expression]:
     HISTORY|DETAIL, SHOW TABLES|TBLPROPERTIES|CREATE TABLE, CREATE / DROP of a table, schema,
     database or view, and ALTER TABLE ... ADD COLUMN(S) | SET TBLPROPERTIES | RENAME TO.
 
+    With ``syntax_error`` (the SQL front passes
+    :func:`sqlext.sql.spark_errors.syntax_checker`'s), a statement sqlglot cannot read is handed
+    to Spark's own parser first, and the error raised is Spark's (``[PARSE_SYNTAX_ERROR] Syntax
+    error at or near '='. SQLSTATE: 42601 (line 1, pos 30)``, the position that of the
+    offending token in ``text``, and the statement's lines quoted); sqlglot's is raised only
+    when Spark's parser reads the statement.
+
     Raises:
         sqlext.errors.ParseError: a statement sqlext owns has a syntax error, or the text cannot
             be tokenized (an unterminated string, identifier or comment). The message names the
@@ -73,16 +85,45 @@ def parse_statements(text: str) -> list[exp.Expression]:
     try:
         tokens = dialect.tokenize(text)
     except TokenError as e:
-        raise _tokenize_error(text, e) from None
+        ours = _tokenize_error(text, e)
+        raise _sparks(syntax_error, text, _statement_start(dialect, text, ours), ours) from None
 
     statements = []
     for chunk, start, end in _split(tokens, len(text)):
         sql = text[start:end].strip()
-        stmt = _parse_one(dialect, chunk, text, sql, end)
+        offset = start + len(text[start:end]) - len(text[start:end].lstrip())
+        try:
+            stmt = _parse_one(dialect, chunk, text, sql, end)
+        except ParseError as ours:
+            raise _sparks(syntax_error, text, offset, ours, sql) from None
         stmt.meta["sql"] = sql
-        stmt.meta[splice.SQL_OFFSET] = start + len(text[start:end]) - len(text[start:end].lstrip())
+        stmt.meta[splice.SQL_OFFSET] = offset
         statements.append(stmt)
     return statements
+
+
+def _sparks(syntax_error: SyntaxCheck | None, text: str, start: int, ours: ParseError,
+            sql: str | None = None) -> ParseError:
+    """Spark's error for the statement at ``text[start]`` (``sql``, default: the rest of the
+    text), when ``syntax_error`` is given and Spark's parser refuses it too; else ``ours``."""
+    if syntax_error is None:
+        return ours
+    sql = text[start:].rstrip() if sql is None else sql
+    theirs = syntax_error(text, start, sql) if sql else None
+    return ours if theirs is None else theirs
+
+
+def _statement_start(dialect: Sqlext, text: str, error: ParseError) -> int:
+    """Where the statement holding a tokenizing error starts: after the last ``;`` before it."""
+    lines = text.split("\n")
+    offset = sum(len(x) + 1 for x in lines[: error.line - 1]) + error.column - 1
+    try:
+        tokens = dialect.tokenize(text[:offset])
+    except TokenError:
+        return 0
+    ends = [t.end + 1 for t in tokens if t.token_type == TokenType.SEMICOLON]
+    start = ends[-1] if ends else 0
+    return start + len(text[start:]) - len(text[start:].lstrip())
 
 
 def _split(tokens: list[Token], size: int) -> Iterator[tuple[list[Token], int, int]]:

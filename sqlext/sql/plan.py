@@ -16,7 +16,7 @@ from pyspark.sql import DataFrame, SparkSession
 from sqlglot import exp
 
 from sqlext.engine.session import native_sql, native_sql_with_views
-from sqlext.errors import AnalysisException
+from sqlext.errors import AnalysisException, InvalidTimeTravelError
 from sqlext.sql import spark_errors
 from sqlext.sql.splice import Rendered
 
@@ -117,8 +117,9 @@ def evaluate(spark: SparkSession, expr: exp.Expression):
 def integer(spark: SparkSession, expr: exp.Expression, what: str) -> int:
     value = evaluate(spark, expr)
     if isinstance(value, bool) or not isinstance(value, (int, str)) or not str(value).isdigit():
-        raise AnalysisException(f"{what} must be a non-negative integer, not "
-                                f"{expr.sql(dialect='spark')}")
+        raise InvalidTimeTravelError(f"{what} must be a non-negative integer, not "
+                                     f"{expr.sql(dialect='spark')}",
+                                     message_parameters={"timeTravelKey": "versionAsOf"})
     return int(value)
 
 

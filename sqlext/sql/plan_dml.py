@@ -333,7 +333,8 @@ def _log(ref: TableRef) -> DeltaLog:
     log = DeltaLog(ref.location, name=ref.display)
     if not log.exists():
         raise TableNotFoundError(f"{ref.display} is not a Delta table (no _delta_log at "
-                                 f"{ref.location})")
+                                 f"{ref.location})", error_class="DELTA_TABLE_NOT_FOUND",
+                                 table=ref.display, message_parameters={"tableName": ref.display})
     return log
 
 

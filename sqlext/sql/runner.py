@@ -41,7 +41,8 @@ def run_statements(spark: SparkSession, text: str) -> Iterator[DataFrame | None]
     """Parse all of ``text`` first (a syntax error anywhere runs nothing), then run the
     statements one by one, yielding each one's result (None when it returns nothing)."""
     prepare(spark)
-    statements = parse_statements(text)
+    # a syntax error is Spark's (wording, position), sqlglot's only where Spark parses the text
+    statements = parse_statements(text, spark_errors.syntax_checker(spark))
     resolver = Resolver(spark)
     for stmt in statements:
         yield execute(resolver, stmt)
@@ -53,12 +54,13 @@ def execute(resolver: Resolver, stmt: exp.Expression) -> DataFrame | None:
         plan = plan_statement(resolver, stmt)
         try:
             return plan.run(resolver.spark)
+        except SqlextError as exc:   # engine messages may quote the rendered SQL
+            # first: sqlext's errors are pyspark's classes too (sqlext.engine.pyspark_errors)
+            spark_errors.relabel(exc, plan.labels, plan.texts, splice.statement(stmt))
+            raise
         except spark_errors.spark_exceptions() as exc:
             raise spark_errors.translate(exc, plan.labels, plan.texts,
                                          splice.statement(stmt)) from exc
-        except SqlextError as exc:   # engine messages may quote the rendered SQL
-            spark_errors.relabel(exc, plan.labels, plan.texts, splice.statement(stmt))
-            raise
     finally:
         resolver.invalidate()
 

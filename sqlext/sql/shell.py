@@ -110,11 +110,12 @@ class Shell:
         """Run each statement of ``text`` in turn; False when one failed."""
         from sqlext.sql.parse import parse_statements
         from sqlext.sql.runner import execute
+        from sqlext.sql.spark_errors import syntax_checker
 
         ok = True
         for chunk in split_statements(text):
             try:
-                statements = parse_statements(chunk)
+                statements = parse_statements(chunk, syntax_checker(self.spark))
             except SqlextError as exc:
                 self._error(exc)
                 ok = False

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from sqlext.errors import AnalysisException, ParseError, SqlextError
+from sqlext.errors import AnalysisException, IllegalArgumentError, ParseError, SqlextError
 
 _PLAN_START = re.compile(r"\n(?:'|\+- |== |:- |\[?[A-Z]\w* \[)")
 _PARSE_POSITION = re.compile(r"\(line (\d+), pos (\d+)\)")
@@ -29,16 +29,25 @@ def translate(error: BaseException, labels: dict[str, str] | None = None,
     """``error`` (raised by Spark) as a :class:`~sqlext.errors.SqlextError` subclass.
 
     Spark's parse errors become :class:`ParseError` (with ``line`` and ``column``), its analysis
-    errors (unknown table or column, type errors) :class:`AnalysisException`, the rest
-    :class:`SqlextError`. ``labels`` maps bound view names to what the user wrote; ``texts``
-    (:class:`~sqlext.sql.splice.Rendered`) are the SQL texts handed to Spark, so that the
-    position Spark reports, and the SQL it quotes, become those of the user's script; when
-    Spark's error cannot be tied to one of them, ``statement`` (the statement's Rendered text)
-    is placed as :func:`locate` does.
+    errors (unknown table or column, type errors) :class:`AnalysisException`, its illegal
+    arguments (a value that does not cast, ...) :class:`IllegalArgumentError`, the rest
+    :class:`SqlextError`; each keeps Spark's condition, SQLSTATE and message parameters
+    (``getCondition()``, ``getSqlState()``, ``getMessageParameters()``), and so is caught by
+    the same ``pyspark.errors`` class as Spark's. A sqlext error (sqlext's errors are pyspark's
+    classes too) is returned as it is, relabelled. ``labels`` maps bound view names to what
+    the user wrote; ``texts`` (:class:`~sqlext.sql.splice.Rendered`) are the SQL texts handed to
+    Spark, so that the position Spark reports, and the SQL it quotes, become those of the
+    user's script; when Spark's error cannot be tied to one of them, ``statement`` (the
+    statement's Rendered text) is placed as :func:`locate` does.
     """
     from pyspark.errors import AnalysisException as SparkAnalysisException
-    from pyspark.errors import ParseException
+    from pyspark.errors import IllegalArgumentException, ParseException
 
+    from sqlext.engine.pyspark_errors import spark_fields
+
+    if isinstance(error, SqlextError):
+        relabel(error, labels or {}, texts, statement)
+        return error
     message = _message(error)
     rendered = _source_of(message, texts or [])
     if rendered is not None:
@@ -47,23 +56,32 @@ def translate(error: BaseException, labels: dict[str, str] | None = None,
         message = locate(message, texts or [], statement)
     for name, text in (labels or {}).items():
         message = message.replace(name, text)
+    fields = spark_fields(error)
     if isinstance(error, ParseException):
-        return _parse_error(message)
-    if isinstance(error, SparkAnalysisException):
-        return AnalysisException(message)
-    return SqlextError(message)
+        result = _parse_error(message, fields)
+    elif isinstance(error, SparkAnalysisException):
+        result = AnalysisException(message, **fields)
+    elif isinstance(error, IllegalArgumentException):
+        result = IllegalArgumentError(message, **fields)
+    else:
+        result = SqlextError(message, **fields)
+    # placed: relabel (the runner's, for the statement) must not place them again
+    result.script_positions = rendered is not None or statement is not None
+    return result
 
 
 def relabel(error: SqlextError, labels: dict[str, str], texts: list | None = None,
             statement=None) -> None:
     """Replace bound view names in a sqlext error's message with what the user wrote, and (with
-    ``texts``, see :func:`locate`) put the positions it gives in the user's script."""
+    ``texts``, see :func:`locate`) put the positions it gives in the user's script, unless
+    :func:`translate` placed them already (``script_positions``)."""
     if error.args and isinstance(error.args[0], str):
         message = error.args[0]
         for name, text in labels.items():
             message = message.replace(name, text)
-        if texts is not None:
+        if texts is not None and not getattr(error, "script_positions", False):
             message = locate(message, texts, statement)
+            error.script_positions = True
         error.args = (message, *error.args[1:])
 
 
@@ -92,11 +110,13 @@ def locate(message: str, texts: list, statement=None) -> str:
     if offset is None:
         return message
     script = rendered.script
-    where = (f"line {script.count(chr(10), 0, offset) + 1} "
-             f"pos {offset - (script.rfind(chr(10), 0, offset) + 1)}")
-    if _POSITION.search(message):   # a position in a text we cannot place: the spot's instead
-        return _POSITION.sub(lambda m: where if m.start() == _POSITION.search(message).start()
-                             else "", message)
+    line = script.count("\n", 0, offset) + 1
+    pos = offset - (script.rfind("\n", 0, offset) + 1)
+    where = f"line {line} pos {pos}"
+    first = _POSITION.search(message)
+    if first is not None:   # a position in a text we cannot place: the spot's, in Spark's form
+        return _POSITION.sub(lambda m: f"{m.group(1)}{line}{m.group(3)}{pos}"
+                             if m.start() == first.start() else "", message)
     head, dot, tail = message.partition(". ")
     return f"{head} ({where} of the script){dot}{tail}"
 
@@ -139,6 +159,9 @@ def _in_user_text(message: str, rendered) -> str:
             return match.group(0)
         offset = sum(len(x) + 1 for x in lines[: line - 1]) + min(pos, len(lines[line - 1]))
         mapped = rendered.script_offset(offset)
+        if offset and offset >= len(rendered.text.rstrip()):    # the end of input: after the
+            before = rendered.script_offset(len(rendered.text.rstrip()) - 1)   # last character
+            mapped = None if before is None else before + 1 + offset - len(rendered.text.rstrip())
         if mapped is None:
             return match.group(0)
         where.append(mapped)
@@ -177,12 +200,52 @@ def _message(error: BaseException) -> str:
     return (text[: match.start()] if match else text).strip()
 
 
-def _parse_error(message: str) -> ParseError:
-    err = ParseError(message)
+def _parse_error(message: str, fields: dict | None = None, statement: str | None = None
+                 ) -> ParseError:
+    """Spark's parse error as it reads (``... SQLSTATE: 42601 (line 4, pos 23)`` and the quoted
+    lines), with ``line``, ``column`` (1-based), ``token`` and ``statement`` as sqlext's own
+    parse errors have them."""
+    err = ParseError(message, **(fields or {}))
     match = _PARSE_POSITION.search(message)
     err.line = int(match.group(1)) if match else None
     err.column = int(match.group(2)) + 1 if match else None
-    if match:
-        err.args = (f"{message.splitlines()[0]} at line {err.line}, column {err.column}"
-                    + message[len(message.splitlines()[0]):],)
+    near = (fields or {}).get("message_parameters", {}).get("error", "")
+    err.token = near[1:-1] if len(near) >= 2 and near[0] == near[-1] == "'" else near or None
+    err.statement = statement
     return err
+
+
+def syntax_checker(spark):
+    """A :data:`~sqlext.sql.parse.SyntaxCheck` asking ``spark``'s own SQL parser about a
+    statement sqlglot could not read: Spark's ``ParseException`` for it as a :class:`ParseError`
+    placed in the user's script (as :func:`translate` places it), or None when Spark parses it.
+
+    Only the parser runs: on a classic session through the JVM's ``sqlParser().parsePlan`` (a
+    py4j round trip, about a millisecond; nothing is analysed or run); on Spark Connect, which has
+    no parser call, as ``EXPLAIN <statement>``, which the server parses and plans but never
+    runs. Asked only when a statement already failed to parse."""
+    from pyspark.errors import ParseException
+
+    from sqlext.engine.session import is_connect
+    from sqlext.sql.splice import Rendered
+
+    def check(script: str, start: int, sql: str) -> ParseError | None:
+        prefix = "EXPLAIN " if is_connect(spark) else ""
+        text = prefix + sql
+        pieces = [(0, start), (len(prefix), start)] if prefix else [(0, start)]
+        rendered = Rendered(text, script, pieces, [(len(prefix), len(sql))])
+        try:
+            if prefix:
+                spark.sql(text)
+            else:
+                spark._jsparkSession.sessionState().sqlParser().parsePlan(text)  # noqa: SLF001
+        except ParseException as exc:
+            err = translate(exc, None, [rendered])
+            if isinstance(err, ParseError):
+                err.statement = sql
+                return err
+        except Exception:  # noqa: BLE001 - not a syntax error (Spark parsed it), or no answer
+            return None
+        return None
+
+    return check

@@ -12,6 +12,8 @@ from dbt.tests.adapter.store_test_failures_tests.test_store_test_failures import
 from dbt.tests.adapter.unit_testing.test_case_insensitivity import BaseUnitTestCaseInsensivity
 from dbt.tests.adapter.unit_testing.test_invalid_input import BaseUnitTestInvalidInput
 from dbt.tests.adapter.unit_testing.test_types import BaseUnitTestingTypes
+from dbt.tests.util import run_dbt
+from dbt_common.exceptions import DbtRuntimeError
 
 
 class TestShowLimit(BaseShowLimit):
@@ -23,8 +25,15 @@ class TestShowSqlHeader(BaseShowSqlHeader):
 
 
 class TestShowDoesNotHandleDoubleLimit(BaseShowDoesNotHandleDoubleLimit):
-    # the statement is refused while sqlext parses it (PostgreSQL's wording is the base's)
-    DATABASE_ERROR_MESSAGE = "Syntax error: Found multiple 'LIMIT' clauses"
+    # refused while sqlext parses it, in Spark's words (PostgreSQL's wording is the base's)
+    DATABASE_ERROR_MESSAGE = "[PARSE_SYNTAX_ERROR] Syntax error at or near 'limit'"
+
+    def test_double_limit_throws_syntax_error(self, project):
+        # the base searches str() of pytest's ExceptionInfo, whose repr of the error is cut in
+        # the middle: Spark's message (its statement quoted) is longer than that
+        with pytest.raises(DbtRuntimeError) as e:
+            run_dbt(["show", "--limit", "1", "--inline", "select 1 limit 1"])
+        assert self.DATABASE_ERROR_MESSAGE in str(e.value)
 
 
 class TestUnitTestingTypes(BaseUnitTestingTypes):

@@ -93,7 +93,18 @@ def test_f_syntax_error_names_line_and_column(e_run, warehouse, tmp_path):
                          capture_output=True, text=True, timeout=TIMEOUT, env=_env(tmp_path))
     assert run.returncode == 1
     assert "| one |" in run.stdout and "| 2 |" not in run.stdout
-    assert "at line 4, column 24 near '='" in run.stderr
+    # Spark's wording, at the offending token of the script
+    assert ("Error (ParseError): [PARSE_SYNTAX_ERROR] Syntax error at or near '='. "
+            "SQLSTATE: 42601 (line 4, pos 23)") in run.stderr
+
+
+def test_e_unknown_table_is_pointed_at(warehouse, tmp_path):
+    run = subprocess.run([str(SCRIPT), *_args(warehouse), "-S", "-e",
+                          "SELECT 1 AS one; SELECT * FROM evnets"],
+                         capture_output=True, text=True, timeout=TIMEOUT, env=_env(tmp_path))
+    assert run.returncode == 1
+    assert "Error (AnalysisException): [TABLE_OR_VIEW_NOT_FOUND]" in run.stderr
+    assert "line 1 pos 31;" in run.stderr                 # `evnets`, as Spark points at it
 
 
 def test_interactive_session(e_run, warehouse, tmp_path):
@@ -110,7 +121,8 @@ def test_interactive_session(e_run, warehouse, tmp_path):
         child.expect(r"\| id \| name \|\r\n\+-+\+-+\+\r\n\| +1 \| ann +\|\r\n\+")
         child.expect_exact("sqlext-sql> ")
         child.sendline("SELECT * FROM people WHERE = 1;")
-        child.expect(r"ParseError.*line 1, column 30")
+        child.expect(r"ParseError\): \[PARSE_SYNTAX_ERROR\] Syntax error at or near '='\. "
+                     r"SQLSTATE: 42601 \(line 1, pos 27\)")
         child.expect_exact("sqlext-sql> ")
         child.sendline("SELECT count(*) FROM range(1000000000000) a CROSS JOIN range(10) b;")
         time.sleep(5)                                      # the statement is running

@@ -26,6 +26,7 @@ from pyspark.sql import types as T
 from sqlext.engine import connect_plans
 from sqlext.engine.conditions import RUNTIME_ERROR_MARK, as_column, has_subquery
 from sqlext.engine.session import is_connect
+from sqlext.engine.pyspark_errors import spark_fields
 from sqlext.engine.constraints import constraint_error
 from sqlext.engine.schemas import quoted_column, same_type
 from sqlext.errors import AnalysisException, SqlextError, UnsupportedOperationError
@@ -72,8 +73,8 @@ def one_row_projection(frame: DataFrame, columns: list[Column], where: str, what
             projected.isStreaming  # noqa: B018 - an analysis by the server
     except PySparkException as exc:
         raise AnalysisException(f"{where}: a value of {what} is invalid: {_first_line(exc)}. "
-                                f"Columns: {', '.join(frame.columns)}. The table is unchanged."
-                                ) from exc
+                                f"Columns: {', '.join(frame.columns)}. The table is unchanged.",
+                                **spark_fields(exc)) from exc
     if connect:
         connect_plans.check_one_row(columns, lambda why: _refuse_values(why, where, what))
         return projected, plan

@@ -59,7 +59,8 @@ from sqlext.engine.post_commit import result_row
 from sqlext.engine.dml.rewrite import discard, total_records
 from sqlext.engine.io.scan import FILE_COLUMN, ROW_INDEX_COLUMN, scan, stable_row_id_columns
 from sqlext.engine.schemas import quoted_column
-from sqlext.errors import AnalysisException, MultipleSourceRowMatchError
+from sqlext.engine.pyspark_errors import spark_fields
+from sqlext.errors import AnalysisException, MultipleSourceRowMatchError, SqlextError
 from sqlext.log.actions import AddFile, decode_path
 from sqlext.log.generated import with_high_water_marks
 from sqlext.log.pruning import Pruner
@@ -223,10 +224,13 @@ class _Merge:
         try:
             self.plan = MergePlan(spark, log.name, self.snapshot, source, condition, clauses,
                                   alias, schema_evolution)
+        except SqlextError:     # sqlext's own (pyspark's classes too): as they are
+            raise
         except PySparkException as exc:
             raise AnalysisException(f"table {log.name}, version {self.snapshot.version}: the "
                                     f"MERGE is invalid: {str(exc).splitlines()[0]}. The table is "
-                                    "unchanged.") from exc
+                                    "unchanged.", table=log.name, version=self.snapshot.version,
+                                    **spark_fields(exc)) from exc
         self.metrics: dict[str, int] = {}
         self._names = False
         self._matches = False       # whether the ON condition matched a target row
@@ -475,7 +479,7 @@ class _Merge:
         if any(t.max_matched > 1 for t in found.values()) and not self.plan.only_unconditional_delete:
             raise MultipleSourceRowMatchError(
                 f"{self.plan.where}: {MULTIPLE_MATCH_MESSAGE} Nothing was committed; the table "
-                "is unchanged.")
+                "is unchanged.", table=self.log.name, version=self.snapshot.version)
         return found
 
     def _per_file(self, rows: DataFrame, *extra) -> list:

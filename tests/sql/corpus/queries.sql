@@ -146,6 +146,6 @@ SELECT nope FROM people;
 -- check: error AnalysisException no_such_table
 SELECT * FROM no_such_table;
 
--- check: error ParseError line 2, column \d+
+-- check: error ParseError Syntax error at or near '='\. SQLSTATE: 42601 \(line 2, pos 23\)
 SELECT id
 FROM people WHERE id = = 1;
