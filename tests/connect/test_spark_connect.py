@@ -244,3 +244,23 @@ def test_refusals_are_sqlext_errors(connect, tmp_path):
     with pytest.raises(AnalysisException, match="one row"):
         t.update("id = 1", {"v": "cast(count(*) as string)"})
     assert rows(path) == [(1, "a")]
+
+
+def test_errors_are_pysparks_classes_and_syntax_errors_sparks(connect, tmp_path):
+    # issue 27 on Spark Connect: pyspark's classes catch sqlext's errors; a syntax error is the
+    # server parser's (asked with EXPLAIN, which runs nothing), placed in the user's script
+    import pyspark.errors
+
+    import sqlext
+    from sqlext.errors import ParseError
+    path = str(tmp_path / "e")
+    sqlext.write(connect.createDataFrame([(1, "a")], "id long, v string"), path)
+    with pytest.raises(pyspark.errors.AnalysisException) as err:
+        sqlext.sql(connect, f"SELECT * FROM delta.`{path}` VERSION AS OF 9")
+    assert err.value.getCondition() == "DELTA_VERSION_NOT_FOUND"
+    with pytest.raises(ParseError) as err:
+        sqlext.sql(connect, f"SELECT 1;\nDELETE FROM delta.`{path}` WHERE id = = 1")
+    assert str(err.value).startswith("[PARSE_SYNTAX_ERROR] Syntax error at or near '='. "
+                                     f"SQLSTATE: 42601 (line 2, pos {len(path) + 32})")
+    assert isinstance(err.value, pyspark.errors.ParseException)
+    assert rows(path) == [(1, "a")]
