@@ -39,10 +39,18 @@ def recorded(obj, name: str, default=None):
     return obj.__dict__.get(name, default)
 
 
+def option_key(key) -> str:
+    """An option's key as recorded: lower-cased, as Spark compares them, except a ``delta.*``
+    table property, which is stored in the table's configuration as written (delta-spark's
+    ``delta.enableChangeDataFeed``, not ``delta.enablechangedatafeed``)."""
+    key = str(key)
+    return key if key.lower().startswith("delta.") else key.lower()
+
+
 def merged_options(obj, options: dict) -> dict:
     """The options recorded on a pyspark reader/writer, overridden by ``options`` passed to the
-    final call (``load``, ``save``, ...); keys lower-cased, as Spark compares them."""
-    return {**recorded(obj, OPTIONS, {}), **{str(k).lower(): v for k, v in options.items()}}
+    final call (``load``, ``save``, ...); keys as :func:`option_key` records them."""
+    return {**recorded(obj, OPTIONS, {}), **{option_key(k): v for k, v in options.items()}}
 
 
 def record_format(original, self, source):
@@ -52,14 +60,14 @@ def record_format(original, self, source):
 
 
 def record_option(original, self, key, value):
-    """Wrapper of ``option``: remember it (key lower-cased, as Spark compares them)."""
-    self.__dict__.setdefault(OPTIONS, {})[str(key).lower()] = value
+    """Wrapper of ``option``: remember it (key as :func:`option_key` records it)."""
+    self.__dict__.setdefault(OPTIONS, {})[option_key(key)] = value
     return original(self, key, value)
 
 
 def record_options(original, self, **options):
     """Wrapper of ``options``."""
-    self.__dict__.setdefault(OPTIONS, {}).update({str(k).lower(): v for k, v in options.items()})
+    self.__dict__.setdefault(OPTIONS, {}).update({option_key(k): v for k, v in options.items()})
     return original(self, **options)
 
 
@@ -101,7 +109,7 @@ def write_arguments(table: str, options: dict) -> dict:
             except (TypeError, ValueError):
                 raise IllegalArgumentError(f"write to {table}: option {key!r} cannot be "
                                            f"{value!r}. Nothing was written.") from None
-        elif key.startswith("delta."):
+        elif key.lower().startswith("delta."):
             configuration[key] = str(value)
         else:
             known = ", ".join(sorted(n for n, _ in WRITE_OPTIONS.values()))

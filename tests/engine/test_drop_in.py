@@ -181,6 +181,24 @@ def test_unknown_writer_option_is_refused_and_writes_nothing(drop_in, table_path
     assert latest_version(table_path) == 0
 
 
+def test_table_property_options_keep_their_names(drop_in, table_path):
+    """``.option("delta.enableChangeDataFeed", "false")`` is stored as written (it was stored
+    lower-cased beside sqlext's default ``delta.enableChangeDataFeed=true``), and
+    ``delta.appendOnly`` given as an option is enforced."""
+    from sqlext.log.table import DeltaLog
+    spark, path = drop_in, str(table_path)
+    (spark.createDataFrame(ROWS, DDL).write.format("delta")
+     .option("delta.enableChangeDataFeed", "false").options(**{"delta.appendOnly": "true"})
+     .save(path))
+    configuration = DeltaLog(path).snapshot().metadata.configuration
+    assert configuration["delta.enableChangeDataFeed"] == "false"
+    assert configuration["delta.appendOnly"] == "true"
+    assert "delta.enablechangedatafeed" not in configuration
+    with pytest.raises(SqlextError, match="(?i)append"):
+        spark.sql(f"DELETE FROM delta.`{path}` WHERE id = 1")
+    assert latest_version(table_path) == 0
+
+
 def test_sessions_without_install_are_untouched(spark, table_path):
     sqlext.install(spark)
     uninstall(spark)
