@@ -3,6 +3,7 @@
 - ``spark``: ONE local SparkSession per test run, built by
   :func:`tests.support.spark.build_session` (the single place that will call
   ``sqlext.session(...)``). The JVM starts on first use only.
+- ``drop_in``: the ``spark`` session with ``sqlext.install`` applied for one test.
 - ``table_path``: a fresh, not yet created directory path for a Delta table.
 - ``fresh_caches``: the kernel's process caches cleared around a test.
 - ``fixture_table``: ``fixture_table("simple_table") -> Path`` copies a fixture table (tests/fixtures)
@@ -42,6 +43,17 @@ def spark(tmp_path_factory):
     session = build_session(tmp_path_factory.mktemp("spark-warehouse"))
     yield session
     session.stop()
+
+
+@pytest.fixture
+def drop_in(spark):
+    """The shared session with ``sqlext.install`` applied (delta-spark's idioms routed to
+    sqlext), uninstalled after the test."""
+    import sqlext
+    from sqlext.drop_in import uninstall
+    sqlext.install(spark)
+    yield spark
+    uninstall(spark)
 
 
 @pytest.fixture

@@ -15,8 +15,6 @@ import uuid
 
 import pytest
 
-import sqlext
-from sqlext.drop_in import uninstall
 from tests.support import error_cases
 from tests.support.deltaspark import VENV
 
@@ -33,12 +31,6 @@ def oracle(delta_spark, tmp_path_factory):
     answers = delta_spark.batch(requests, check=True)
     return dict(zip([c.name for c in error_cases.CASES] + ["conflict"], answers))
 
-
-@pytest.fixture
-def drop_in(spark):
-    sqlext.install(spark)
-    yield spark
-    uninstall(spark)
 
 
 @pytest.mark.parametrize("case", error_cases.CASES, ids=lambda c: c.name)

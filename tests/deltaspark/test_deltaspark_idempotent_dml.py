@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import pytest
 
-import sqlext
-from sqlext.drop_in import uninstall
 from sqlext.tables import DeltaTable
 
 SCRIPT = r'''
@@ -68,12 +66,11 @@ result = {"merges": merges, "after": [after_skip, after_run], "errors": errors, 
 
 
 @pytest.fixture
-def drop_in(spark):
-    sqlext.install(spark)
-    yield spark
+def drop_in(drop_in):
+    """conftest's ``drop_in``, with the session's idempotent-write settings unset after it."""
+    yield drop_in
     for key in ("txnAppId", "txnVersion", "txnVersion.autoReset.enabled"):
-        spark.conf.unset(f"spark.databricks.delta.write.{key}")
-    uninstall(spark)
+        drop_in.conf.unset(f"spark.databricks.delta.write.{key}")
 
 
 def test_session_txn_settings_skip_as_delta_spark(drop_in, delta_spark, tmp_path):

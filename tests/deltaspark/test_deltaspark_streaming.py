@@ -11,15 +11,7 @@ import os
 import pytest
 from pyspark.errors import StreamingQueryException
 
-import sqlext
-from sqlext.drop_in import uninstall
 
-
-@pytest.fixture
-def drop_in(spark):
-    sqlext.install(spark)
-    yield spark
-    uninstall(spark)
 
 
 def _input(folder, batch):

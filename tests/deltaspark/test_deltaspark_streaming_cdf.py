@@ -6,10 +6,8 @@ without a start the snapshot as ``insert`` rows at the latest version."""
 
 from __future__ import annotations
 
-import pytest
 
 import sqlext
-from sqlext.drop_in import uninstall
 from sqlext.tables import DeltaTable
 
 RUN = r'''
@@ -29,12 +27,6 @@ def run(spark, table, ck, opts):
 CASES = {"from0": {"startingVersion": "0"}, "from2": {"startingVersion": "2"},
          "snapshot": {}}
 
-
-@pytest.fixture
-def drop_in(spark):
-    sqlext.install(spark)
-    yield spark
-    uninstall(spark)
 
 
 def test_change_feed_stream_as_delta_spark(drop_in, delta_spark, tmp_path):

@@ -9,10 +9,8 @@ import datetime
 import os
 import time
 
-import pytest
 
 import sqlext
-from sqlext.drop_in import uninstall
 
 CASES = {
     "exact": {"startingTimestamp": "{ts1}"},
@@ -54,12 +52,6 @@ def _outcome(value):
         return [c for c in CONDITIONS.values() if c in value][:1] or value[:300]
     return value
 
-
-@pytest.fixture
-def drop_in(spark):
-    sqlext.install(spark)
-    yield spark
-    uninstall(spark)
 
 
 def test_stream_options_batches_as_delta_spark(drop_in, delta_spark, tmp_path):

@@ -21,13 +21,6 @@ DDL = "id int, s string, p string"
 ROWS = [(1, "a1", "a"), (2, "b1", "b"), (3, "c1", "c"), (4, "a2", "a")]
 
 
-@pytest.fixture
-def drop_in(spark):
-    """The shared session with sqlext installed, uninstalled after the test."""
-    sqlext.install(spark)
-    yield spark
-    uninstall(spark)
-
 
 def _rows(df):
     return sorted(tuple(r) for r in df.collect())

@@ -25,15 +25,8 @@ from pyspark.errors import (AnalysisException, IllegalArgumentException, ParseEx
 
 import sqlext
 from sqlext import errors
-from sqlext.drop_in import uninstall
 from tests.support import error_cases
 
-
-@pytest.fixture
-def drop_in(spark):
-    sqlext.install(spark)
-    yield spark
-    uninstall(spark)
 
 
 def _run(spark, case, tmp_path):

@@ -12,19 +12,12 @@ import pytest
 from pyspark.sql import functions as F
 
 import sqlext
-from sqlext.drop_in import uninstall
 from sqlext.engine.streaming.sink import write_micro_batch
 from sqlext.errors import UnsupportedOperationError
 from tests.support.table_checks import latest_version
 
 SCHEMA = "id long, g string"
 
-
-@pytest.fixture
-def drop_in(spark):
-    sqlext.install(spark)
-    yield spark
-    uninstall(spark)
 
 
 def _add_input(folder, batch: int, n: int = 4) -> None:

@@ -10,17 +10,10 @@ import pytest
 from pyspark.errors import StreamingQueryException
 
 import sqlext
-from sqlext.drop_in import uninstall
 from sqlext.engine.streaming.source import SOURCE_NAME
 
 SCHEMA = "id long, p string"
 
-
-@pytest.fixture
-def drop_in(spark):
-    sqlext.install(spark)
-    yield spark
-    uninstall(spark)
 
 
 def _append(spark, table, ids, p="a", **options):

@@ -11,14 +11,7 @@ import pytest
 from pyspark.errors import StreamingQueryException
 
 import sqlext
-from sqlext.drop_in import uninstall
 
-
-@pytest.fixture
-def drop_in(spark):
-    sqlext.install(spark)
-    yield spark
-    uninstall(spark)
 
 
 @pytest.fixture
