@@ -80,7 +80,7 @@ def skips_empty_commit(spark: SparkSession, txn: Transaction, actions: list) -> 
     DELETE, UPDATE, MERGE) makes no commit: ``actions`` is empty, ``txn`` stages no metadata or
     protocol, and ``spark.databricks.delta.skipRecordingEmptyCommits`` is not ``false``."""
     if actions or txn.new_metadata is not None or txn.new_protocol is not None \
-            or _PENDING in txn.__dict__:
+            or txn.app_transaction is not None:
         return False
     try:
         value = spark.conf.get(SKIP_EMPTY_COMMITS_CONF, None)
@@ -117,14 +117,14 @@ def session_transaction(spark: SparkSession) -> tuple[str, int] | None:
     if app_id is None or version is None:
         reason = (f"Both {TXN_APP_ID_CONF} and {TXN_VERSION_CONF} must be specified for "
                   "idempotent Delta writes")
-        raise _illegal_argument(
+        raise errors.IllegalArgumentError(
             "[DELTA_INVALID_IDEMPOTENT_WRITES_OPTIONS] Invalid options for idempotent Dataframe "
             f"writes: {reason}", error_class="DELTA_INVALID_IDEMPOTENT_WRITES_OPTIONS",
             message_parameters={"reason": reason})
     try:
         number = int(version)
     except ValueError:
-        raise _illegal_argument(
+        raise errors.IllegalArgumentError(
             f"{TXN_VERSION_CONF} must be a number (the application's transaction version), "
             f"got {version!r}") from None
     if str(_conf(spark, TXN_AUTO_RESET_CONF)).lower() == "true":
@@ -132,32 +132,19 @@ def session_transaction(spark: SparkSession) -> tuple[str, int] | None:
     return app_id, number
 
 
-def _illegal_argument(message: str, **fields) -> Exception:
-    """sqlext's IllegalArgumentError (delta-spark's IllegalArgumentException) with ``fields``
-    (error class, parameters) where the errors module takes them."""
-    cls = getattr(errors, "IllegalArgumentError", errors.SqlextError)
-    try:
-        return cls(message, **fields)
-    except TypeError:
-        return cls(message)
-
-
 def begin_idempotent(spark: SparkSession, txn: Transaction) -> bool:
     """For a DELETE, UPDATE or MERGE about to run in ``txn``: False when the session's
     transaction (:func:`session_transaction`) is already in the table's log at its version or a
     later one (the command is then a no-op, as in delta-spark); otherwise True, the pair kept on
-    ``txn`` for :func:`commit` to record as a ``txn`` action."""
+    ``txn`` (``app_transaction``) for :func:`commit` to record as a ``txn`` action."""
     pair = session_transaction(spark)
     if pair is None:
         return True
     done = txn.snapshot.txn_version(pair[0]) if txn.snapshot is not None else None
     if done is not None and done >= pair[1]:
         return False
-    txn.__dict__[_PENDING] = pair
+    txn.app_transaction = pair
     return True
-
-
-_PENDING = "_sqlext_session_txn"
 
 
 def engine_info(spark: SparkSession) -> str:
@@ -179,7 +166,7 @@ def commit(spark: SparkSession, txn: Transaction, actions: Iterable[Action], ope
     as the module docstring says; returns the new version. A table with
     ``delta.compatibility.symlinkFormatManifest.enabled`` gets its symlink manifests regenerated
     after the commit, as delta-spark does (a failure there is logged; the commit stands)."""
-    pair = txn.__dict__.pop(_PENDING, None)
+    pair, txn.app_transaction = txn.app_transaction, None
     if pair is not None:
         actions = list(actions)
         if not any(isinstance(a, SetTransaction) for a in actions):

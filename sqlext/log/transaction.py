@@ -66,6 +66,9 @@ class Transaction:
         self._winners_mark = -1        # the highest row id high-water mark winners committed
         # set by a writer that copied or updated rows with their materialized stable row ids
         self.row_ids_preserved = False
+        # (appId, version) of an application transaction this commit records as a ``txn`` action
+        # (delta-spark's idempotent DML: the session's write.txnAppId / txnVersion settings)
+        self.app_transaction: tuple[str, int] | None = None
 
     # --- what was read ----------------------------------------------------------------------
 
