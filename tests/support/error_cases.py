@@ -175,12 +175,15 @@ CASES: tuple[ErrorCase, ...] = (
               f"spark.sql('RESTORE TABLE ' + {_T} + ' TO VERSION AS OF 99')",
               "DELTA_CANNOT_RESTORE_TABLE_VERSION", "22003", _AE),
     ErrorCase("VACUUM with a retention below the table's", _TABLE
-              + "spark.conf.set('spark.databricks.delta.retentionDurationCheck.enabled', 'true')\n",
+              # the session's own setting is put back afterwards (the shared test session has
+              # none; the oracle's is false): a case must leave no setting behind
+              + "check = 'spark.databricks.delta.retentionDurationCheck.enabled'\n"
+              + "before = spark.conf.get(check, None)\n"
+              + "spark.conf.set(check, 'true')\n",
               "try:\n"
               f"    spark.sql('VACUUM ' + {_T} + ' RETAIN 0 HOURS')\n"
               "finally:\n"
-              "    spark.conf.set('spark.databricks.delta.retentionDurationCheck.enabled', "
-              "'false')",
+              "    spark.conf.unset(check) if before is None else spark.conf.set(check, before)",
               "DELTA_VACUUM_RETENTION_PERIOD_TOO_SHORT", "22003", _IAE),
     ErrorCase("change feed of a table without one",   # sqlext's writes enable it by default
               f"spark.sql('CREATE TABLE ' + {_T} + ' (id BIGINT, v STRING) USING delta "
