@@ -12,7 +12,6 @@ import os
 import pytest
 
 import sqlext
-from sqlext.drop_in import uninstall
 from sqlext.errors import SqlextError
 from sqlext.tables import DeltaTable
 from tests.support.table_checks import latest_version
@@ -22,12 +21,11 @@ RESET = "spark.databricks.delta.write.txnVersion.autoReset.enabled"
 
 
 @pytest.fixture
-def session(spark):
-    sqlext.install(spark)
-    yield spark
+def session(drop_in):
+    """conftest's ``drop_in``, with the idempotent-write settings unset after the test."""
+    yield drop_in
     for key in (APP, VERSION, RESET):
-        spark.conf.unset(key)
-    uninstall(spark)
+        drop_in.conf.unset(key)
 
 
 def _txns(table):
