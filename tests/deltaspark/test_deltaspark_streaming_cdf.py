@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sqlext
 from sqlext.tables import DeltaTable
+from tests.support.deltaspark import run_on_both
 
 RUN = r'''
 def run(spark, table, ck, opts):
@@ -39,14 +40,7 @@ def test_change_feed_stream_as_delta_spark(drop_in, delta_spark, tmp_path):
     (DeltaTable.forPath(spark, table).alias("t")
      .merge(spark.range(5, 8).selectExpr("id", "'m' AS v").alias("s"), "t.id = s.id")
      .whenMatchedUpdateAll().whenNotMatchedInsertAll().execute())
-    theirs = delta_spark.exec(RUN + f"""
-result = {{name: run(spark, {table!r}, {str(tmp_path / 'ds-ck')!r} + "/" + name, opts)
-          for name, opts in {CASES!r}.items()}}
-""")
-    scope: dict = {}
-    exec(RUN, scope)        # noqa: S102 - the same reader on sqlext
-    ours = {name: scope["run"](spark, table, str(tmp_path / "ck" / name), opts)
-            for name, opts in CASES.items()}
+    theirs, ours = run_on_both(spark, delta_spark, RUN, table, tmp_path / "ck", CASES)
     kinds = {r[2] for r in theirs["from0"]}
     assert kinds == {"insert", "delete", "update_preimage", "update_postimage"}
     assert {r[2] for r in theirs["snapshot"]} == {"insert"}

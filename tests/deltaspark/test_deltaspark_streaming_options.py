@@ -11,6 +11,7 @@ import time
 
 
 import sqlext
+from tests.support.deltaspark import run_on_both
 
 CASES = {
     "exact": {"startingTimestamp": "{ts1}"},
@@ -66,14 +67,7 @@ def test_stream_options_batches_as_delta_spark(drop_in, delta_spark, tmp_path):
     first_file = sorted(f for f in os.listdir(table) if f.endswith(".parquet"))[0][:14]
     cases = {name: {k: v.format(ts1=ts1, ts1_plus=ts1_plus, first_file=first_file)
                     for k, v in opts.items()} for name, opts in CASES.items()}
-    theirs = delta_spark.exec(RUN + f"""
-result = {{name: run(spark, {table!r}, {str(tmp_path / 'ds-ck')!r} + "/" + name, opts)
-          for name, opts in {cases!r}.items()}}
-""")
-    scope: dict = {}
-    exec(RUN, scope)        # noqa: S102 - the same reader on sqlext
-    ours = {name: scope["run"](spark, table, str(tmp_path / "ck" / name), opts)
-            for name, opts in cases.items()}
+    theirs, ours = run_on_both(spark, delta_spark, RUN, table, tmp_path / "ck", cases)
     assert theirs["exact"][0][:3] == [10, 11, 12] and theirs["after"] == [[20, 21, 22]]
     for name in cases:
         assert _outcome(ours[name]) == _outcome(theirs[name]), name

@@ -183,3 +183,21 @@ if __name__ == "__main__":  # manual check: python -m tests.support.deltaspark
     ds = DeltaSpark.start()
     print(ds.versions, file=sys.stderr)
     ds.close()
+
+
+def run_on_both(spark, oracle: "DeltaSpark", source: str, table: str, checkpoints,
+                cases: dict[str, dict]) -> tuple[dict, dict]:
+    """``(theirs, ours)``: for each case ``name -> options``, the value of
+    ``run(spark, table, checkpoint, options)`` that ``source`` defines, run by delta-spark
+    (``oracle``) and by this process on ``spark``, each with checkpoints of its own under
+    ``checkpoints`` (a streaming query read the same way by both engines)."""
+    theirs = oracle.exec(source + f"""
+result = {{name: run(spark, {table!r}, {str(Path(checkpoints) / 'delta-spark')!r} + "/" + name, opts)
+          for name, opts in {cases!r}.items()}}
+""")
+    scope: dict = {}
+    exec(source, scope)     # noqa: S102 - the same reader on sqlext
+    ours = {name: scope["run"](spark, table, str(Path(checkpoints) / "sqlext" / name), opts)
+            for name, opts in cases.items()}
+    return theirs, ours
+
