@@ -29,7 +29,7 @@ import uuid
 from urllib.parse import urlparse
 
 from sqlext.errors import UnsafeObjectStoreError, UnsupportedOperationError
-from sqlext.log.storage import FileStatus, LogStore
+from sqlext.log.storage import LOG_STORES, FileStatus, LogStore
 
 SCHEMES = ("s3", "s3a")
 
@@ -234,3 +234,6 @@ def probe_conditional_put(client, bucket: str, directory: str = "") -> bool:
         raise
     finally:
         client.delete_object(Bucket=bucket, Key=key)
+
+
+LOG_STORES.register(SCHEMES, lambda _location: S3LogStore())

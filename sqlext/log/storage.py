@@ -3,7 +3,8 @@
 A commit is correct only if creating ``N.json`` fails when another writer created it first. On a
 local disk that is ``os.link(tmp, final)``; other file systems supply a :class:`LogStore` (see
 :mod:`sqlext.log.s3_store` for s3:// and s3a:// through S3's conditional writes, and
-:mod:`sqlext.log.hadoop_store` for hdfs:// and other Hadoop file systems through Spark's JVM).
+:mod:`sqlext.engine.io.hadoop_store` for hdfs:// and other Hadoop file systems through Spark's
+JVM), registered by URL scheme in :data:`LOG_STORES`.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import os
 import uuid
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Iterable
 from urllib.parse import unquote, urlparse
 
 
@@ -154,42 +155,50 @@ def normalize_location(location: str) -> str:
     return location.rstrip("/")
 
 
-class RemoteStores:
-    """How the kernel reaches non-local locations (hdfs://, abfss://, ...): a factory installed
-    by the engine, which owns the JVM (this package never imports pyspark). One per process, as
-    a PySpark process has one JVM: every session of it shares the Hadoop file systems, so the
-    factory installed last serves them all. :meth:`clear` removes it."""
+class LogStores:
+    """The log store for each kind of non-local location, chosen by URL scheme. A store
+    registers its schemes with a factory (:mod:`sqlext.log.s3_store` registers ``s3`` and
+    ``s3a`` when the kernel loads); the engine, which owns the JVM (this package never imports
+    pyspark), installs a fallback for every other scheme (hdfs://, abfss://, ...: Hadoop's file
+    systems, :mod:`sqlext.engine.io.hadoop_store`). One per process, as a PySpark process has one
+    JVM: every session of it shares the Hadoop file systems, so the fallback installed last
+    serves them all. :meth:`clear` removes the fallback."""
 
     def __init__(self):
-        self._factory: Callable[[str], LogStore] | None = None
+        self._by_scheme: dict[str, Callable[[str], LogStore]] = {}
+        self._fallback: Callable[[str], LogStore] | None = None
+
+    def register(self, schemes: Iterable[str], factory: Callable[[str], LogStore]) -> None:
+        """Use ``factory(location)`` for locations whose URL scheme is one of ``schemes``."""
+        for scheme in schemes:
+            self._by_scheme[scheme.lower()] = factory
 
     def install(self, factory: Callable[[str], LogStore] | None) -> None:
-        """Use ``factory(location)`` for non-local locations (``None``: none)."""
-        self._factory = factory
+        """Use ``factory(location)`` for non-local locations no registered scheme serves
+        (``None``: none)."""
+        self._fallback = factory
 
     def clear(self) -> None:
-        """Remove the installed factory: non-local locations fail until one is installed."""
-        self._factory = None
+        """Remove the fallback: locations of unregistered schemes fail until one is installed."""
+        self._fallback = None
 
     def store_for(self, location: str) -> LogStore:
-        """The store for a non-local location; raises when no factory is installed."""
-        if self._factory is None:
+        """The store for a non-local location; raises when nothing serves its scheme."""
+        factory = self._by_scheme.get(urlparse(location).scheme.lower(), self._fallback)
+        if factory is None:
             from sqlext.errors import UnsupportedOperationError
             raise UnsupportedOperationError(
                 f"no log store for {location!r}: tables outside the local file system need a "
                 "SparkSession (sqlext.session()) whose Hadoop file system provides put-if-absent")
-        return self._factory(location)
+        return factory(location)
 
 
-#: the process's remote-store factory (installed by :func:`sqlext.engine.io.storage_bridge.install`)
-REMOTE_STORES = RemoteStores()
+#: the process's log stores by scheme (the engine's fallback: :func:`sqlext.engine.io.storage_bridge.install`)
+LOG_STORES = LogStores()
 
 
 def store_for(location: str) -> LogStore:
     """The log store for a table location."""
     if is_local(location):
         return LocalLogStore()
-    if urlparse(location).scheme in ("s3", "s3a"):
-        from sqlext.log.s3_store import S3LogStore   # boto3 is optional (the s3 extra)
-        return S3LogStore()
-    return REMOTE_STORES.store_for(location)
+    return LOG_STORES.store_for(location)

@@ -1,5 +1,5 @@
-"""The kernel's process-wide state is explicit: the caches (``LOG_CACHE``) and the remote-store
-factory (``REMOTE_STORES``) are objects with a public ``clear()``."""
+"""The kernel's process-wide state is explicit: the caches (``LOG_CACHE``) and the log stores by
+scheme (``LOG_STORES``) are objects with a public ``clear()``."""
 
 from __future__ import annotations
 
@@ -9,13 +9,14 @@ import pytest
 
 from sqlext.errors import UnsupportedOperationError
 from sqlext.log.cache import LOG_CACHE, LogCache
-from sqlext.log.storage import LocalLogStore, RemoteStores
+from sqlext.log import s3_store
+from sqlext.log.storage import LOG_STORES, LocalLogStore, LogStores, store_for
 from sqlext.log.table import DeltaLog
 from tests.support.kernel_tables import append, create_table
 
 
-def test_remote_stores_serve_the_installed_factory_until_cleared():
-    stores = RemoteStores()
+def test_log_stores_serve_the_installed_fallback_until_cleared():
+    stores = LogStores()
     with pytest.raises(UnsupportedOperationError, match="hdfs://nn/t"):
         stores.store_for("hdfs://nn/t")
     seen = []
@@ -25,6 +26,23 @@ def test_remote_stores_serve_the_installed_factory_until_cleared():
     stores.clear()
     with pytest.raises(UnsupportedOperationError):
         stores.store_for("hdfs://nn/t")
+
+
+def test_log_stores_choose_by_scheme_before_the_fallback():
+    stores = LogStores()
+    by_scheme, fallback = LocalLogStore(), LocalLogStore()
+    stores.register(("gs",), lambda location: by_scheme)
+    stores.install(lambda location: fallback)
+    assert stores.store_for("GS://bucket/t") is by_scheme
+    assert stores.store_for("hdfs://nn/t") is fallback
+    stores.clear()
+    assert stores.store_for("gs://bucket/t") is by_scheme
+
+
+def test_the_kernel_registers_its_s3_store_for_both_schemes():
+    assert isinstance(store_for("s3://bucket/t"), s3_store.S3LogStore)
+    assert isinstance(store_for("s3a://bucket/t"), s3_store.S3LogStore)
+    assert isinstance(LOG_STORES.store_for("s3a://bucket/t"), s3_store.S3LogStore)
 
 
 def test_log_cache_serves_snapshots_and_commits_until_cleared(tmp_path):

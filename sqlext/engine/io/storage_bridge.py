@@ -13,7 +13,7 @@ import shutil
 from pyspark.sql import SparkSession
 
 from sqlext.log import s3_store, storage
-from sqlext.log.hadoop_store import HadoopLogStore
+from sqlext.engine.io.hadoop_store import HadoopLogStore
 
 
 def _arrow(spark: SparkSession, path: str):
@@ -32,7 +32,7 @@ def install(spark: SparkSession, conf=None) -> None:
     jvm = spark.sparkContext._jvm
     if conf is None:
         conf = spark.sparkContext._jsc.hadoopConfiguration()
-    storage.REMOTE_STORES.install(lambda _location: HadoopLogStore(jvm, conf))
+    storage.LOG_STORES.install(lambda _location: HadoopLogStore(jvm, conf))
     s3_store.set_bucket_options(lambda bucket: s3a_client_options(conf, bucket))
 
 

@@ -9,7 +9,7 @@ import shutil
 
 import pytest
 
-from sqlext.log.hadoop_store import HadoopLogStore
+from sqlext.engine.io.hadoop_store import HadoopLogStore
 from sqlext.log.table import DeltaLog
 from tests.support.kernel_tables import clear_caches
 
