@@ -98,12 +98,17 @@ class _Expressions:
         return {b.name: b.label for b in self.rewriter.bindings}
 
 
-def _affected(spark: SparkSession, metrics: dict, names: dict[str, str]) -> DataFrame:
+def _affected(spark: SparkSession, result, names: dict[str, str]) -> DataFrame:
     """delta-spark's result row for DML: ``num_affected_rows`` and friends, from the metrics the
     statement's own command returned (zeros when it committed nothing). Never read back from the
-    log: by then another writer may have committed a newer version."""
+    log: by then another writer may have committed a newer version. A command skipped because
+    the session's txnAppId/txnVersion is already in the log returns no row, as delta-spark."""
+    schema = T.StructType([T.StructField(n, T.LongType()) for n in names])
+    metrics = result.metrics
+    if result.version is None and not metrics:
+        return spark.createDataFrame([], schema)
     row = [sum(int(metrics.get(m, 0) or 0) for m in metric.split("+")) for metric in names.values()]
-    return result_row(spark, row, T.StructType([T.StructField(n, T.LongType()) for n in names]))
+    return result_row(spark, row, schema)
 
 
 # --- INSERT -----------------------------------------------------------------------------------
@@ -274,7 +279,7 @@ class DeletePlan(P.CallPlan):
     def run(self, spark: SparkSession) -> DataFrame:
         with P.bound(spark, self.bindings):
             result = delete(spark, _log(self.ref), self.condition, alias=self.alias)
-        return _affected(spark, result.metrics, {"num_affected_rows": "numDeletedRows"})
+        return _affected(spark, result, {"num_affected_rows": "numDeletedRows"})
 
 
 def plan_update(resolver: Resolver, stmt: exp.Update) -> P.Plan | None:
@@ -308,7 +313,7 @@ class UpdatePlan(P.CallPlan):
         with P.bound(spark, self.bindings):
             result = update(spark, _log(self.ref), self.condition, self.assignments,
                             alias=self.alias)
-        return _affected(spark, result.metrics, {"num_affected_rows": "numUpdatedRows"})
+        return _affected(spark, result, {"num_affected_rows": "numUpdatedRows"})
 
 
 def plan_truncate(resolver: Resolver, stmt: exp.TruncateTable) -> P.Plan | None:

@@ -2,9 +2,10 @@
 / ``txnVersion`` / ``txnVersion.autoReset.enabled``: the same statements on delta-spark 4.4 and
 on sqlext commit the same versions with the same ``txn`` actions, skip the same commands (a
 MERGE, DELETE, UPDATE, append and DeltaTable.delete with a pair already committed; a skipped
-MERGE's ``execute()`` returns no row) and leave the same rows; the write's own txnAppId/txnVersion
-options win over the settings; autoReset unsets the version once a command read it, skipped or
-not; one setting without the other is DELTA_INVALID_IDEMPOTENT_WRITES_OPTIONS."""
+MERGE's ``execute()``, SQL DELETE and UPDATE return no row) and leave the same rows; the write's
+own txnAppId/txnVersion options win over the settings; autoReset unsets the version once a
+command read it, skipped or not; one setting without the other is
+DELTA_INVALID_IDEMPOTENT_WRITES_OPTIONS."""
 
 from __future__ import annotations
 
@@ -25,8 +26,8 @@ def upsert(v, hi):
     return [list(r) for r in dt.alias("t").merge(src.alias("s"), "t.id = s.id")
             .whenMatchedUpdateAll().whenNotMatchedInsertAll().execute().collect()]
 merges = [upsert("b", 5), upsert("c", 8)]
-spark.sql(f"DELETE FROM delta.`{t}` WHERE id = 0").collect()
-spark.sql(f"UPDATE delta.`{t}` SET v = 'z'").collect()
+skipped = [[list(r) for r in spark.sql(f"DELETE FROM delta.`{t}` WHERE id = 0").collect()],
+           [list(r) for r in spark.sql(f"UPDATE delta.`{t}` SET v = 'z'").collect()]]
 spark.sql(f"MERGE INTO delta.`{t}` t USING (SELECT 9L id, 'm' v) s ON t.id = s.id "
           "WHEN NOT MATCHED THEN INSERT *").collect()
 spark.range(50, 51).selectExpr("id", "'w' as v").write.format("delta").mode("append").save(t)
@@ -59,7 +60,7 @@ for name in sorted(n for n in os.listdir(log) if n.endswith(".json")):
         a = json.loads(line)
         if "txn" in a:
             txns[str(int(name[:20]))] = [a["txn"]["appId"], a["txn"]["version"]]
-result = {"merges": merges, "after": [after_skip, after_run], "errors": errors, "txns": txns,
+result = {"merges": merges, "skipped": skipped, "after": [after_skip, after_run], "errors": errors, "txns": txns,
           "rows": sorted([r.id, r.v] for r in spark.read.format("delta").load(t).collect()),
           "ops": sorted([r.version, r.operation] for r in dt.history().collect())}
 '''
@@ -79,7 +80,8 @@ def test_session_txn_settings_skip_as_delta_spark(drop_in, delta_spark, tmp_path
     exec(SCRIPT, scope)     # noqa: S102 - the same statements on sqlext
     ours = scope["result"]
     assert theirs["merges"][1] == [] and len(theirs["merges"][0]) == 1
+    assert theirs["skipped"] == [[], []]            # a skipped DELETE/UPDATE: no row
     assert theirs["after"] == [None, None]
     assert theirs["errors"] == [True]
-    for key in ("merges", "after", "errors", "txns", "rows", "ops"):
+    for key in ("merges", "skipped", "after", "errors", "txns", "rows", "ops"):
         assert ours[key] == theirs[key], key

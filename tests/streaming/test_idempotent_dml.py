@@ -59,8 +59,9 @@ def test_merge_delete_update_write_skip_a_committed_pair(session, tmp_path):
     assert _txns(t) == {1: ("app1", 5)}
     again = upsert("c", 8)                              # same pair: nothing happens
     assert again == []                                 # delta-spark: no row
-    spark.sql(f"DELETE FROM delta.`{t}` WHERE id = 0")
-    spark.sql(f"UPDATE delta.`{t}` SET v = 'z'")
+    skipped = [spark.sql(f"DELETE FROM delta.`{t}` WHERE id = 0"),
+               spark.sql(f"UPDATE delta.`{t}` SET v = 'z'")]
+    assert [(d.columns, d.collect()) for d in skipped] == [(["num_affected_rows"], [])] * 2
     sqlext.write(spark.range(100, 101).selectExpr("id", "'w' AS v"), t, mode="append")
     assert latest_version(t) == 1
     assert _rows(spark, t) == [(0, "a"), (1, "a"), (2, "b"), (3, "b"), (4, "b")]
