@@ -4,12 +4,10 @@ The protocol kernel (:mod:`sqlext.log`) is pure Python and never imports pyspark
 API below is loaded on first use so that ``import sqlext.log`` stays light.
 """
 
-from __future__ import annotations
+import importlib as _importlib
 
-import importlib
-
+from sqlext import errors as _errors
 from sqlext.errors import *  # noqa: F401,F403  (the error classes are part of the public API)
-from sqlext.errors import SqlextError  # noqa: F401
 from sqlext.version import VERSION as __version__  # noqa: F401  (pyproject.toml's, via metadata)
 
 
@@ -24,7 +22,7 @@ _LAZY = {
     "install": "sqlext.drop_in",
 }
 
-importlib.import_module("sqlext.sql")   # the SQL front's package, before ``sql`` is bound below
+_importlib.import_module("sqlext.sql")   # the SQL front's package, before ``sql`` is bound below
 
 
 def sql(spark, text: str):
@@ -39,11 +37,15 @@ def sql(spark, text: str):
 # ``import sqlext.sql.runner`` and ``python -m sqlext.sql`` work as usual.
 
 
+#: ``from sqlext import *``: the API above and the error classes
+__all__ = sorted(["__version__", "sql", *_LAZY, *_errors.__all__])
+
+
 def __getattr__(name: str):
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'sqlext' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
+    value = getattr(_importlib.import_module(module), name)
     globals()[name] = value
     return value
 

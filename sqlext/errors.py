@@ -392,3 +392,9 @@ class ConcurrentLogCleanupException(ConcurrentModificationException):
 
 class UnsupportedPysparkError(SqlextError, ImportError):
     """The installed pyspark is outside the range sqlext supports (raised on import)."""
+
+
+#: what ``from sqlext.errors import *`` (and ``sqlext``'s namespace) takes: the error classes
+__all__ = sorted(name for name, value in list(globals().items())
+                 if isinstance(value, type) and issubclass(value, Exception)
+                 and value.__module__ == __name__)
