@@ -1,7 +1,7 @@
 """The example dbt project on ``type: sqlext``: run it, change the seed data, run it again, then
 look at what the second run changed.
 
-    python examples/run_example.py [--workdir DIR] [--schema shop]
+    python examples/run_example.py [--workdir DIR] [--schema shop] [--remote sc://HOST:PORT]
 
 Steps (each printed as it runs):
 
@@ -17,7 +17,10 @@ Steps (each printed as it runs):
    ``DESCRIBE HISTORY`` of ``daily_revenue`` (each version's operation and the dbt invocation and
    model that wrote it, in ``userMetadata``).
 
-dbt runs in this process (``dbtRunner``), so both builds share one Spark application. Without
+dbt runs in this process (``dbtRunner``), so both builds share one Spark application; with
+``--remote sc://HOST:PORT`` the profile is ``method: connect`` and everything runs on that running
+Spark Connect server (``sqlext-connect-server``; its own warehouse holds the tables, so give the
+server the same ``--warehouse`` as ``<workdir>/warehouse`` to keep them with the project). Without
 ``--workdir`` the project and its tables are in a temporary directory, removed at the end.
 """
 
@@ -29,6 +32,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from urllib.parse import urlparse
 
 import yaml
 
@@ -49,6 +53,13 @@ def prepare(workdir: Path, schema: str = "shop", target: dict | None = None) -> 
     profile = {"shop": {"target": "dev", "outputs": {"dev": {**output, "schema": schema}}}}
     (project / "profiles.yml").write_text(yaml.safe_dump(profile))
     return project
+
+
+def connect_target(url: str) -> dict:
+    """The profile output of ``method: connect`` to the Spark Connect server at ``url``."""
+    parsed = urlparse(url)
+    return {"type": "sqlext", "threads": 2, "method": "connect", "host": parsed.hostname,
+            "port": parsed.port or 15002}
 
 
 def dbt(project: Path, *args: str):
@@ -89,14 +100,17 @@ def main(argv: list[str] | None = None, out=sys.stdout) -> dict:
                                           "afterwards (default: a temporary directory, removed "
                                           "at the end)")
     parser.add_argument("--schema", default="shop")
+    parser.add_argument("--remote", metavar="sc://HOST:PORT",
+                        help="build on this running Spark Connect server (profile method: "
+                             "connect) instead of a Spark in this process")
     args = parser.parse_args(argv)
     if args.workdir:
         workdir = Path(args.workdir).resolve()
         workdir.mkdir(parents=True, exist_ok=True)
-        return run(workdir, args.schema, out)
+        return run(workdir, args.schema, out, args.remote)
     workdir = Path(tempfile.mkdtemp(prefix="sqlext-example-")).resolve()
     try:
-        result = run(workdir, args.schema, out)
+        result = run(workdir, args.schema, out, args.remote)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     print(f"\n(the project and its tables were in {workdir}, removed now; --workdir DIR keeps "
@@ -104,10 +118,11 @@ def main(argv: list[str] | None = None, out=sys.stdout) -> dict:
     return result
 
 
-def run(workdir: Path, schema: str = "shop", out=sys.stdout) -> dict:
-    """The example's steps in ``workdir``; returns the DataFrames shown."""
+def run(workdir: Path, schema: str = "shop", out=sys.stdout, remote: str | None = None) -> dict:
+    """The example's steps in ``workdir`` (on the Spark Connect server at ``remote``, if given);
+    returns the DataFrames shown."""
     t = step(f"1. project in {workdir / 'shop'}", out)
-    project = prepare(workdir, schema)
+    project = prepare(workdir, schema, connect_target(remote) if remote else None)
     t = step("2. dbt build (first run)", out)
     build(project, FIRST_WINDOW)
     print(f"first build: {time.perf_counter() - t:.1f}s", file=out)
@@ -119,17 +134,17 @@ def run(workdir: Path, schema: str = "shop", out=sys.stdout) -> dict:
 
     import sqlext
 
-    spark = sqlext.session()
+    spark = sqlext.session(remote=remote) if remote else sqlext.session()
     changes_sql = (f"SELECT * FROM {schema}.customers_current.changes "
                    "ORDER BY _commit_version, customer_id, _change_type")
     history_sql = f"DESCRIBE HISTORY {schema}.daily_revenue"
     step(changes_sql, out)
     changes = sqlext.sql(spark, changes_sql)
-    print(changes._jdf.showString(100, 40, False), file=out)
+    print(changes._show_string(100, 40, False), file=out)
     step(history_sql, out)
     history = sqlext.sql(spark, history_sql).select(
         "version", "operation", "operationMetrics", "userMetadata")
-    print(history._jdf.showString(20, 120, True), file=out)
+    print(history._show_string(20, 120, True), file=out)
     return {"spark": spark, "project": project, "changes": changes, "history": history}
 
 

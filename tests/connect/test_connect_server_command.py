@@ -17,7 +17,7 @@ pytest.importorskip("grpc")
 from sqlext.connect_server import (HOST_CONF, PLUGIN, PORT_CONF, parse_args,  # noqa: E402
                                    server_settings)
 from sqlext.engine.session import WAREHOUSE_CONF  # noqa: E402
-from tests.support.connect_server import ServerProcess, free_port  # noqa: E402
+from tests.support.connect_server import SqlextConnectServer  # noqa: E402
 from tests.support.thrift_server import listening_addresses  # noqa: E402
 
 SHELL = Path(sys.executable).with_name("sqlext-sql")
@@ -36,15 +36,10 @@ def test_settings(tmp_path):
 
 def test_a_remote_shell_uses_the_servers_warehouse(tmp_path):
     warehouse = tmp_path / "warehouse"
-    port = free_port()
-    env = dict(os.environ, PYSPARK_PYTHON=sys.executable, SPARK_LOCAL_IP="127.0.0.1")
+    server = SqlextConnectServer(warehouse, tmp_path / "connect-server.log", cwd=tmp_path)
+    port = server.port
+    env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1")
     env.pop("SPARK_CONNECT_MODE_ENABLED", None)
-    server = ServerProcess([sys.executable, "-m", "sqlext.connect_server", "--port", str(port),
-                            "--warehouse", str(warehouse), "--master", "local[1]",
-                            "--conf", "spark.driver.memory=768m",
-                            "--conf", "spark.sql.shuffle.partitions=1"],
-                           env, port, tmp_path / "connect-server.log", "sqlext-connect-server",
-                           cwd=tmp_path)
     try:
         if os.path.exists("/proc/net/tcp"):
             assert listening_addresses(port) == {"127.0.0.1"}

@@ -4,13 +4,16 @@ examples/run_example.py builds the project, replaces the seeds with seeds_v2/ an
 Each final table is compared with DuckDB computing the model's SQL over the second version of the
 seed CSVs, read back with delta-rs (an independent Delta reader), and the change feed and history
 of the second run are checked: exactly the changed rows, one commit per model run, tagged with the
-dbt invocation and the model.
+dbt invocation and the model. Each test runs twice: on a Spark in the dbt process (``method:
+session``) and on a running ``sqlext-connect-server`` (``method: connect``) whose warehouse is the
+test session's, so the tables the server's dbt run wrote are checked the same way.
 """
 
 from __future__ import annotations
 
 import io
 import json
+import os
 import sys
 import uuid
 from decimal import Decimal
@@ -25,7 +28,18 @@ V2 = REPO / "examples" / "shop" / "seeds_v2"
 
 
 @pytest.fixture(scope="module")
-def example(spark, tmp_path_factory):
+def connect_server(spark, tmp_path_factory):
+    """``sqlext-connect-server`` on the test session's warehouse."""
+    from tests.support.connect_server import SqlextConnectServer
+
+    warehouse = spark.conf.get("spark.sql.warehouse.dir").removeprefix("file:")
+    server = SqlextConnectServer(Path(warehouse), tmp_path_factory.mktemp("server") / "log")
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module", params=["session", "connect"])
+def example(spark, tmp_path_factory, request):
     sys.path.insert(0, str(REPO / "examples"))
     try:
         import run_example
@@ -33,8 +47,15 @@ def example(spark, tmp_path_factory):
         sys.path.remove(str(REPO / "examples"))
     schema = f"shop_{uuid.uuid4().hex[:8]}"
     out = io.StringIO()
-    result = run_example.main(["--workdir", str(tmp_path_factory.mktemp("example")),
-                               "--schema", schema], out=out)
+    remote = []
+    if request.param == "connect":
+        remote = ["--remote", request.getfixturevalue("connect_server").url]
+    try:
+        result = run_example.main(["--workdir", str(tmp_path_factory.mktemp("example")),
+                                   "--schema", schema, *remote], out=out)
+    finally:
+        if remote:   # set by the Connect client; the shared classic session must run without it
+            os.environ.pop("SPARK_CONNECT_MODE_ENABLED", None)
     from sqlext.catalog import Catalog
 
     catalog = Catalog(spark)
@@ -43,6 +64,8 @@ def example(spark, tmp_path_factory):
     yield result
     import sqlext
 
+    if remote:
+        result["spark"].stop()      # releases the Connect session on the server
     sqlext.sql(spark, f"DROP SCHEMA IF EXISTS {schema} CASCADE")
 
 

@@ -88,3 +88,19 @@ class ConnectServer(ServerProcess):
         env.pop("SPARK_CONNECT_MODE_ENABLED", None)
         super().__init__(command, env, port, warehouse.parent / "connect-server.log",
                          "Spark Connect server", timeout)
+
+
+class SqlextConnectServer(ServerProcess):
+    """The project's own ``sqlext-connect-server`` (``python -m sqlext.connect_server``) on a free
+    port (``url``) with its tables in ``warehouse``, small enough to run next to the test
+    session's Spark (one core, 768 MB); its output goes to ``log``."""
+
+    def __init__(self, warehouse: Path, log: Path, cwd: Path | None = None):
+        port = free_port()
+        self.url = f"sc://127.0.0.1:{port}"
+        command = [sys.executable, "-m", "sqlext.connect_server", "--port", str(port),
+                   "--warehouse", str(warehouse), "--master", "local[1]",
+                   "--conf", "spark.driver.memory=768m", "--conf", "spark.sql.shuffle.partitions=1"]
+        env = dict(os.environ, PYSPARK_PYTHON=sys.executable, SPARK_LOCAL_IP="127.0.0.1")
+        env.pop("SPARK_CONNECT_MODE_ENABLED", None)
+        super().__init__(command, env, port, log, "sqlext-connect-server", cwd=cwd)

@@ -1,10 +1,11 @@
-"""Connections of ``type: sqlext``: an in-process SparkSession, every statement through
-``sqlext.sql``.
+"""Connections of ``type: sqlext``: an in-process SparkSession (``method: session``) or a Spark
+Connect server's (``method: connect``), every statement through ``sqlext.sql``.
 
-Each dbt connection gets its own SQL session on the process's Spark application
-(``SparkSession.newSession()`` of the active session, or of one ``sqlext.session()`` starts), as
-the Spark Thrift Server gives each JDBC connection: settings a model changes (``SET ...``) and its
-temporary views stay within the connection, and never leak into the caller's session.
+Each dbt connection gets its own SQL session (``SparkSession.newSession()`` of the active session,
+of one ``sqlext.session()`` starts, or of the Connect server's default session), as the Spark
+Thrift Server gives each JDBC connection: settings a model changes (``SET ...``) and its
+temporary views stay within the connection, and never leak into the caller's session. A Connect
+connection's server session is released when dbt closes the connection.
 """
 
 from __future__ import annotations
@@ -48,18 +49,47 @@ def commit_user_metadata() -> str:
 
 def connect(credentials: SqlextCredentials) -> SparkSession:
     """The connection's SQL session (see the module docstring)."""
-    import sqlext
     from sqlext.engine.session import prepare
 
     conf = dict(credentials.server_side_parameters or {})
     if credentials.warehouse:
         conf.setdefault("spark.sql.warehouse.dir",
                         os.path.abspath(os.path.expanduser(credentials.warehouse)))
+    root = remote_root(credentials, conf) if credentials.is_connect else local_root(conf)
+    spark = root.newSession()
+    for key, value in conf.items():
+        if not key.startswith(_STATIC_PREFIXES):
+            spark.conf.set(key, value)
+    prepare(spark)
+    return spark
+
+
+def remote_root(credentials: SqlextCredentials, conf: dict) -> SparkSession:
+    """The default session of the profile's Spark Connect server; static settings and the
+    profile's warehouse are the server's own, so they are reported and left out."""
+    import sqlext
+
+    root = sqlext.session(remote=credentials.connect_url)
+    ignored = sorted(key for key in conf if key.startswith(_STATIC_PREFIXES))
+    if ignored:
+        logger.warning(f"sqlext: method connect: {', '.join(ignored)} of the profile apply only "
+                       f"to a Spark the adapter starts; the server at "
+                       f"{credentials.host}:{credentials.port} keeps its own")
+    return root
+
+
+def local_root(conf: dict) -> SparkSession:
+    """The process's Spark application: the running one, or one started now."""
+    import sqlext
+
     root = SparkSession.getActiveSession()
     if root is None and SparkContext._active_spark_context is not None:
         # the application's session, seen from a dbt worker thread; no settings are applied to it
         root = SparkSession.builder.getOrCreate()
     if root is None:
+        # the JVM's start takes 10-30 s: say so (a Connect server is started once, not per run)
+        logger.info("sqlext: starting Spark in the dbt process (method: session; `method: "
+                    "connect` uses a running sqlext-connect-server instead)")
         root = sqlext.session(**conf)
     else:
         wanted = conf.get("spark.sql.warehouse.dir")
@@ -67,12 +97,7 @@ def connect(credentials: SqlextCredentials) -> SparkSession:
         if wanted and wanted.rstrip("/") != actual.rstrip("/").removeprefix("file:"):
             logger.warning(f"sqlext: the running Spark session's warehouse is {actual}; the "
                            f"profile's warehouse {wanted} applies only to a new Spark process")
-    spark = root.newSession()
-    for key, value in conf.items():
-        if not key.startswith(_STATIC_PREFIXES):
-            spark.conf.set(key, value)
-    prepare(spark)
-    return spark
+    return root
 
 
 class SqlextCursor:
@@ -158,8 +183,12 @@ class SqlextConnectionWrapper(SparkConnectionWrapper):
             logger.debug(f"sqlext: cancel failed: {exc}")
 
     def close(self) -> None:
+        from sqlext.engine.session import is_connect
+
         if self._cursor:
             self._cursor.close()
+        if is_connect(self.spark):
+            self.spark.stop()   # releases this connection's session on the server
 
     def rollback(self, *args: Any, **kwargs: Any) -> None:
         logger.debug("NotImplemented: rollback")
