@@ -31,7 +31,8 @@ from pyspark.sql import SparkSession
 
 from sqlext import errors
 from sqlext.log.actions import Action, SetTransaction
-from sqlext.log.manifest import MANIFEST_PROPERTY, generate_symlink_manifest
+from sqlext.log.manifest import generate_symlink_manifest
+from sqlext.log.table_properties import SYMLINK_MANIFEST
 from sqlext.log.transaction import Transaction, now_ms
 from sqlext.version import VERSION
 
@@ -174,8 +175,7 @@ def commit(spark: SparkSession, txn: Transaction, actions: Iterable[Action], ope
     version = txn.commit(actions, operation, parameters, metrics,
                          **commit_fields(spark, explicit_user_metadata))
     metadata = txn.new_metadata or (txn.snapshot.metadata if txn.snapshot else None)
-    if metadata is not None and str(metadata.configuration.get(MANIFEST_PROPERTY, "")).lower() \
-            == "true":
+    if metadata is not None and SYMLINK_MANIFEST.of(metadata.configuration):
         from sqlext.engine.post_commit import after_commit
         after_commit(txn.log.name, version, "regenerating the symlink manifest",
                      lambda: generate_symlink_manifest(txn.log, txn.log.snapshot(version)))

@@ -38,6 +38,7 @@ from sqlext.log.generated import with_high_water_marks
 from sqlext.log.protocol import check_writable
 from sqlext.log.pruning import Pruner, only_partition_columns, parse_predicate
 from sqlext.log.table import DeltaLog
+from sqlext.log.table_properties import CHANGE_DATA_FEED
 from sqlext.log.transaction import now_ms
 
 _MODES = {"append": "Append", "overwrite": "Overwrite", "error": "ErrorIfExists",
@@ -148,7 +149,7 @@ def _write_once(spark, df, ref: TableRef, mode, partition_by, replace_where, mer
         # the commit's check, made before any data file is written (e.g. deletion vectors)
         check_writable(log.name, snapshot.version, txn.new_protocol or snapshot.protocol,
                        effective)
-    cdf = str(effective.configuration.get("delta.enableChangeDataFeed", "false")).lower() == "true"
+    cdf = CHANGE_DATA_FEED.of(effective.configuration)
 
     at_version = snapshot.version if snapshot is not None else None
     with spark_job_errors(ref.display, at_version, operation or "WRITE"), \

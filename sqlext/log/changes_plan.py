@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from sqlext.errors import (ChangeDataFeedError, ChangeDataFilesMissingError,
                            ChangeDataRangeError, VersionNotFoundException)
+from sqlext.log import table_properties as props
 from sqlext.log.actions import (Action, AddCDCFile, AddFile, CommitInfo, Metadata, Protocol,
                                 RemoveFile, decode_path)
 from sqlext.log.column_mapping import PHYSICAL_NAME_KEY
@@ -167,7 +168,7 @@ def plan_changes(log: DeltaLog, listing: LogListing, times: dict[int, int], star
             if isinstance(a, Metadata):
                 if v > start:
                     _check_schema_change(log.name, metadata, a, v, start, end)
-                if str(a.configuration.get(_CDF_KEY, "false")).strip().lower() != "true":
+                if not props.CHANGE_DATA_FEED.of(a.configuration):
                     raise _not_recorded(log.name, v, start, end)
                 metadata = a
             elif isinstance(a, Protocol):

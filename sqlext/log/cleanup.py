@@ -67,7 +67,7 @@ def expired_log_cutoff(snapshot: Snapshot, now_ms: int | None = None,
 
 def cleanup_enabled(snapshot: Snapshot) -> bool:
     """``delta.enableExpiredLogCleanup`` (default true)."""
-    return snapshot.config_flag("delta.enableExpiredLogCleanup", default=True)
+    return snapshot.properties.expired_log_cleanup
 
 
 def anchor_version(listing: LogListing, times: dict[int, int], cutoff_ms: int) -> int | None:

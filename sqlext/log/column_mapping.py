@@ -26,6 +26,7 @@ import uuid
 from typing import Any
 
 from sqlext.errors import AnalysisException, UnsupportedOperationError
+from sqlext.log import table_properties as props
 from sqlext.log.actions import Metadata
 from sqlext.log.schema import Field, parse_schema
 
@@ -44,8 +45,7 @@ _STATS_MAPS = ("minValues", "maxValues", "nullCount")
 
 def mapping_mode(metadata: Metadata | None) -> str:
     """The table's column mapping mode, lowercased: ``none`` (also when unset), ``name``, ``id``."""
-    mode = (metadata.configuration.get(MODE_KEY) if metadata is not None else None) or "none"
-    return str(mode).strip().lower()
+    return props.COLUMN_MAPPING_MODE.of(metadata.configuration if metadata is not None else None)
 
 
 def physical_name(field_name: str, metadata: dict | None) -> str:
@@ -193,9 +193,9 @@ def assign_column_mapping(metadata: Metadata, previous: Metadata | None,
     conf = metadata.configuration
     ids = [int(f["metadata"][FIELD_ID_KEY]) for f in fields
            if (f.get("metadata") or {}).get(FIELD_ID_KEY) is not None]
-    top = max([int(conf.get(MAX_COLUMN_ID_KEY) or 0)] + ids)
-    if previous is not None and previous.configuration.get(MAX_COLUMN_ID_KEY):
-        top = max(top, int(previous.configuration[MAX_COLUMN_ID_KEY]))
+    top = max([props.COLUMN_MAPPING_MAX_ID.of(conf)] + ids)
+    if previous is not None:
+        top = max(top, props.COLUMN_MAPPING_MAX_ID.of(previous.configuration))
     if not missing and conf.get(MAX_COLUMN_ID_KEY) == str(top):
         return metadata
     if missing and mode == "id":

@@ -25,6 +25,7 @@ variant shredding are read-only: a write is refused.
 from __future__ import annotations
 
 from sqlext.errors import UnsupportedTableFeatureError
+from sqlext.log import table_properties as props
 from sqlext.log.actions import Metadata, Protocol
 from sqlext.log.column_mapping import MODES, mapping_mode
 from sqlext.log.generated import schema_features
@@ -150,13 +151,13 @@ _LEGACY_READER_VERSION_OF = {"columnMapping": 2}
 def _configured_features(configuration: dict[str, str],
                          schema_string: str | None = None) -> set[str]:
     features = schema_features(schema_string) if schema_string else set()
-    if str(configuration.get("delta.enableChangeDataFeed", "false")).lower() == "true":
+    if props.CHANGE_DATA_FEED.of(configuration):
         features.add("changeDataFeed")
     if any(k.lower().startswith("delta.constraints.") for k in configuration):
         features.add("checkConstraints")
     if _column_mapping_active_conf(configuration):
         features.add("columnMapping")
-    if str(configuration.get("delta.enableDeletionVectors", "false")).lower() == "true":
+    if props.DELETION_VECTORS.of(configuration):
         features.add("deletionVectors")
     return features
 
@@ -166,8 +167,7 @@ _READER_WRITER_FEATURES = {"deletionVectors"}
 
 
 def _column_mapping_active_conf(configuration: dict[str, str]) -> bool:
-    mode = configuration.get("delta.columnMapping.mode") or "none"
-    return str(mode).strip().lower() != "none"
+    return props.COLUMN_MAPPING_MODE.of(configuration) != "none"
 
 
 def _reader_version(features: set[str]) -> int:

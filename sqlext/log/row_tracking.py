@@ -30,6 +30,7 @@ import uuid
 from typing import Iterable
 
 from sqlext.errors import SqlextError
+from sqlext.log import table_properties as props
 from sqlext.log.actions import (ROW_ID_FIELDS, Action, AddFile, Metadata, Protocol, RemoveFile,
                                 UnknownAction, decode_path)
 
@@ -43,13 +44,9 @@ PRESERVED_TAG = "delta.rowTracking.preserved"
 BASE_ROW_ID, DEFAULT_COMMIT_VERSION = ROW_ID_FIELDS
 
 
-def _true(value) -> bool:
-    return str(value if value is not None else "false").strip().lower() == "true"
-
-
 def enabled(configuration: dict[str, str]) -> bool:
     """Whether the configuration turns row tracking on (``delta.enableRowTracking``)."""
-    return _true(configuration.get(ENABLE_KEY))
+    return props.ROW_TRACKING.of(configuration)
 
 
 def assigns_row_ids(protocol: Protocol | None, metadata: Metadata | None) -> bool:
@@ -57,7 +54,7 @@ def assigns_row_ids(protocol: Protocol | None, metadata: Metadata | None) -> boo
     if protocol is None or metadata is None:
         return False
     return (FEATURE in (protocol.writer_features or [])
-            and not _true(metadata.configuration.get(SUSPENDED_KEY)))
+            and not props.ROW_TRACKING_SUSPENDED.of(metadata.configuration))
 
 
 def materialized_column_names(configuration: dict[str, str]) -> dict[str, str]:

@@ -10,6 +10,7 @@ from sqlext.log.actions import (Action, AddFile, Metadata, Protocol, RemoveFile,
                                 UnknownAction, decode_path)
 from sqlext.log.deletion_vectors import unique_id
 from sqlext.log.schema import Field, parse_schema
+from sqlext.log.table_properties import TableProperties
 
 
 def tombstone_key(path: str, deletion_vector: dict | None) -> str:
@@ -61,14 +62,14 @@ class Snapshot:
     def configuration(self) -> dict[str, str]:
         return dict(self.metadata.configuration)
 
-    def config_flag(self, key: str, default: bool = False) -> bool:
-        """A boolean table property such as ``delta.enableChangeDataFeed``."""
-        value = self.metadata.configuration.get(key)
-        return default if value is None else str(value).strip().lower() == "true"
+    @property
+    def properties(self) -> TableProperties:
+        """The table's properties, typed (:mod:`sqlext.log.table_properties`)."""
+        return TableProperties(self.metadata.configuration)
 
     @property
     def change_data_feed_enabled(self) -> bool:
-        return self.config_flag("delta.enableChangeDataFeed")
+        return self.properties.change_data_feed
 
     @property
     def has_deletion_vectors(self) -> bool:

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from sqlext.errors import (CorruptLogError, TableNotFoundError, TimestampOutOfRangeError,
                            VersionNotFoundException)
+from sqlext.log import table_properties as props
 from sqlext.log.actions import (Action, AddFile, CommitInfo, RemoveFile, decode_path,
                                 parse_commit)
 from sqlext.log.cache import LOG_CACHE
@@ -21,7 +22,6 @@ from sqlext.log.segment import (Checkpoint, LogListing, checkpoint_name, commit_
 from sqlext.log.snapshot import Replayer, Snapshot
 from sqlext.log.storage import FileStatus, LogStore, is_local, normalize_location, store_for
 
-DEFAULT_CHECKPOINT_INTERVAL = 10
 
 
 
@@ -325,11 +325,7 @@ class DeltaLog:
     # --- checkpoints ------------------------------------------------------------------------
 
     def checkpoint_interval(self, snapshot: Snapshot) -> int:
-        try:
-            return max(1, int(snapshot.metadata.configuration.get("delta.checkpointInterval",
-                                                                  DEFAULT_CHECKPOINT_INTERVAL)))
-        except ValueError:
-            return DEFAULT_CHECKPOINT_INTERVAL
+        return props.CHECKPOINT_INTERVAL.of(snapshot.metadata.configuration)
 
     def write_checkpoint(self, snapshot: Snapshot) -> None:
         """Write a classic checkpoint of ``snapshot`` and point ``_last_checkpoint`` at it.

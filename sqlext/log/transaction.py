@@ -14,6 +14,7 @@ from sqlext.errors import CommitFailedError
 from sqlext.errors import (ConcurrentLogCleanupException, ConcurrentModificationException,
                            ProtocolChangedException, SqlextError, UnsupportedOperationError,
                            VersionNotFoundException)
+from sqlext.log import table_properties as props
 from sqlext.log.actions import (Action, AddFile, CommitInfo, Metadata, Protocol,
                                 RemoveFile, SetTransaction, decode_path, serialize_commit)
 from sqlext.log.cleanup import cleanup_expired_logs
@@ -52,7 +53,7 @@ class Transaction:
         self.reads = ReadSet()
         self.new_metadata: Metadata | None = None
         self.new_protocol: Protocol | None = None
-        default = (snapshot.metadata.configuration.get("delta.isolationLevel")
+        default = (props.ISOLATION_LEVEL.of(snapshot.metadata.configuration)
                    if snapshot is not None else None)
         # Serializable by default, stricter than delta-spark's WriteSerializable: a DELETE, UPDATE
         # or MERGE fails when rows were appended concurrently into the region it read, instead of
@@ -219,8 +220,7 @@ class Transaction:
 
     def _with_ict(self, info: dict, version: int) -> dict:
         md = self.metadata
-        if md is None or str(md.configuration.get("delta.enableInCommitTimestamps",
-                                                   "false")).lower() != "true":
+        if md is None or not props.IN_COMMIT_TIMESTAMPS.of(md.configuration):
             return info
         # strictly greater than the previous commit's, whatever the clock says (PROTOCOL.md)
         ict = max(now_ms(), info["timestamp"])
@@ -241,8 +241,7 @@ class Transaction:
         else:
             check_writable(self.log.name, self.snapshot.version, self.new_protocol or
                            self.snapshot.protocol, self.metadata)
-        if self.metadata is not None and (
-                str(self.metadata.configuration.get("delta.appendOnly", "false")).lower() == "true"):
+        if self.metadata is not None and props.APPEND_ONLY.of(self.metadata.configuration):
             bad = [a for a in actions if isinstance(a, RemoveFile) and a.data_change]
             if bad:
                 raise UnsupportedOperationError(

@@ -58,7 +58,7 @@ def begin(log: DeltaLog, txn: Transaction | None, operation: str,
                                  f"{log.location}); {operation} needs an existing table")
     check_readable(log.name, snapshot.version, snapshot.protocol, snapshot.metadata)
     check_writable(log.name, snapshot.version, snapshot.protocol, snapshot.metadata)
-    if removes_data and snapshot.config_flag("delta.appendOnly"):
+    if removes_data and snapshot.properties.append_only:
         raise UnsupportedOperationError(
             f"table {log.name}, version {snapshot.version} is append-only "
             f"(delta.appendOnly=true): {operation} would remove data. Set "

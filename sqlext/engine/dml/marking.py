@@ -32,13 +32,10 @@ from sqlext.log.snapshot import Snapshot
 from sqlext.log.table import DeltaLog
 from sqlext.log.transaction import now_ms
 
-ENABLE_PROPERTY = "delta.enableDeletionVectors"
-
-
 def uses_deletion_vectors(snapshot: Snapshot) -> bool:
     """Whether DML on the table marks rows in deletion vectors (the property is on and the
     protocol has the feature) rather than rewriting files."""
-    return (snapshot.config_flag(ENABLE_PROPERTY)
+    return (snapshot.properties.deletion_vectors
             and "deletionVectors" in (snapshot.protocol.writer_features or []))
 
 

@@ -109,7 +109,7 @@ class OptimizeResult:
 
 def file_sizes(spark: SparkSession, snapshot: Snapshot) -> tuple[int, int]:
     """(minimum size of a file left alone, target size of a compacted file) in bytes."""
-    target = snapshot.metadata.configuration.get("delta.targetFileSize")
+    target = snapshot.properties.target_file_size
     max_size = parse_size(target if target is not None
                           else spark.conf.get(MAX_FILE_SIZE_CONF, str(DEFAULT_MAX_FILE_SIZE)))
     min_conf = spark.conf.get(MIN_FILE_SIZE_CONF, None)
