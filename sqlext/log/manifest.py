@@ -17,7 +17,7 @@ from sqlext.errors import UnsupportedOperationError
 from sqlext.log.column_mapping import mapping_mode
 from sqlext.log.layout import HIVE_NULL
 from sqlext.log.snapshot import Snapshot
-from sqlext.log.storage import is_local
+from sqlext.log.storage import qualified_path
 from sqlext.log.table import DeltaLog
 
 MANIFEST_DIR = "_symlink_format_manifest"
@@ -42,8 +42,7 @@ def partition_path(columns: list[str], values: dict[str, str | None]) -> str:
 
 
 def _file_uri(log: DeltaLog, action_path: str) -> str:
-    path = log.data_path(action_path)
-    return f"file:{path}" if is_local(path) and not path.startswith("file:") else path
+    return qualified_path(log.data_path(action_path))
 
 
 def manifests(log: DeltaLog, snapshot: Snapshot) -> dict[str, list[str]]:

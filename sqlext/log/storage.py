@@ -155,6 +155,12 @@ def normalize_location(location: str) -> str:
     return location.rstrip("/")
 
 
+def qualified_path(path: str) -> str:
+    """``path`` as Hadoop prints a qualified path: ``file:/abs/path`` for a local one (what
+    delta-spark answers, e.g. VACUUM's ``path`` column), a URI unchanged."""
+    return f"file:{path}" if is_local(path) and not path.startswith("file:") else path
+
+
 class LogStores:
     """The log store for each kind of non-local location, chosen by URL scheme. A store
     registers its schemes with a factory (:mod:`sqlext.log.s3_store` registers ``s3`` and

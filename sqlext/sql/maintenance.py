@@ -51,9 +51,12 @@ def plan_vacuum(resolver: Resolver, stmt: nodes.Vacuum) -> P.Plan:
     spark = resolver.spark
 
     def run():
-        if retain is not None:
-            kwargs["retentionHours"] = float(P.evaluate(spark, retain))
-        return method(DeltaTable(spark, ref), **kwargs)
+        from sqlext.engine.maintenance.vacuum import sql_result_frame, vacuum
+        hours = float(P.evaluate(spark, retain)) if retain is not None else None
+        # delta-spark's SQL answer (the table's path; a dry run: the files), where
+        # DeltaTable.vacuum answers the files deleted
+        return sql_result_frame(spark, vacuum(spark, DeltaTable(spark, ref)._log, hours,
+                                              kwargs.get("dryRun", False), kwargs.get("mode")))
 
     return P.Plan(run)
 

@@ -18,6 +18,7 @@ from collections import Counter
 import sqlext
 from tests.support import assert_same_rows
 from tests.support.deltaspark import delta_path
+from tests.support.spark import NO_RETENTION_CHECK, spark_conf
 
 CHANGE_COLUMNS = ["_change_type", "_commit_version"]
 
@@ -215,3 +216,76 @@ def test_delta_spark_table_with_deletion_vectors_and_column_mapping(spark, delta
                                                     "versions": [5, 6, 7]})], check=True)
     _assert_versions_match(spark, results[-1], path, [5, 6, 7])
     assert sqlext.read(spark, str(path)).count() == 50 - 8 - 1 - 2
+
+
+
+_CDF_DEFAULT = "spark.databricks.delta.properties.defaults.enableChangeDataFeed"
+
+
+def _vacuum_and_convert_statements(root) -> list[str]:
+    """The same statements for either engine, on tables under ``root``: VACUUM's answers with
+    and without DRY RUN, and CONVERT TO DELTA without and with the session's default of the
+    change feed (``converted`` and ``converted_cdf`` hold one parquet file each)."""
+    t = delta_path(root / "vacuumed")
+    return [
+        f"CREATE TABLE {t} (id BIGINT) USING delta "
+        "TBLPROPERTIES (delta.enableChangeDataFeed = false)",
+        f"INSERT INTO {t} VALUES (1)",
+        f"INSERT OVERWRITE {t} VALUES (2)",                      # removes version 1's file
+        f"VACUUM {t} RETAIN 0 HOURS DRY RUN",
+        f"VACUUM {t} RETAIN 0 HOURS",
+        f"CONVERT TO DELTA parquet.`{root / 'converted'}`",
+        f"DESCRIBE DETAIL {delta_path(root / 'converted')}",
+        f"SET {_CDF_DEFAULT} = true",
+        f"CONVERT TO DELTA parquet.`{root / 'converted_cdf'}`",
+        f"RESET {_CDF_DEFAULT}",
+        f"DESCRIBE DETAIL {delta_path(root / 'converted_cdf')}",
+    ]
+
+
+def _plain(rows: list[dict], root) -> list[dict]:
+    """Rows with ``file:<root>`` for the engine's folder, maps as dicts, DESCRIBE DETAIL's
+    protocol columns only."""
+    keep = ("path", "minReaderVersion", "minWriterVersion", "properties", "tableFeatures")
+    return [{k: (dict(v) if k == "properties" else
+                 v.replace(f"file:{root}", "file:<root>") if isinstance(v, str) else v)
+             for k, v in row.items() if k in keep} for row in rows]
+
+
+def test_vacuum_and_convert_answer_as_delta_spark(spark, delta_spark, tmp_path):
+    """SQL VACUUM answers the table's qualified path (a dry run: the files it would delete), and
+    CONVERT TO DELTA gives the table only the session's default properties (the change feed off
+    by default), as delta-spark 4.4 does; each engine on tables of its own."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    answers = {}
+    for engine in ("delta-spark", "sqlext"):
+        root = tmp_path / engine
+        for name in ("converted", "converted_cdf"):
+            (root / name).mkdir(parents=True)
+            pq.write_table(pa.table({"id": [1, 2, 3]}), root / name / "part-0.parquet")
+        statements = _vacuum_and_convert_statements(root)
+        if engine == "delta-spark":
+            tables = delta_spark.batch([("sql", {"sql": s}) for s in statements], check=True)
+        else:
+            try:
+                with spark_conf(spark, NO_RETENTION_CHECK):
+                    tables = [sqlext.sql(spark, s).toArrow() for s in statements]
+            finally:
+                spark.conf.unset(_CDF_DEFAULT)
+        answers[engine] = [_plain(table.to_pylist(), root) for table in tables]
+    theirs, ours = answers["delta-spark"], answers["sqlext"]
+    dry_run, vacuumed, detail, detail_cdf = 3, 4, 6, 10
+    assert [r["path"].rsplit("/", 1)[0] for r in ours[dry_run]] == \
+        [r["path"].rsplit("/", 1)[0] for r in theirs[dry_run]] == ["file:<root>/vacuumed"]
+    assert ours[vacuumed] == theirs[vacuumed] == [{"path": "file:<root>/vacuumed"}]
+    assert ours[detail] == theirs[detail] == [{"minReaderVersion": 1, "minWriterVersion": 2,
+                                               "properties": {},
+                                               "tableFeatures": ["appendOnly", "invariants"]}]
+    # the session's default turns the feed on for a converted table as for a new one; the
+    # protocol is the one each engine gives a new table with the feed on (delta-spark 4.4:
+    # 1/7 listing changeDataFeed, sqlext: 1/4)
+    for rows in (ours[detail_cdf], theirs[detail_cdf]):
+        assert rows[0]["properties"] == {"delta.enableChangeDataFeed": "true"}
+        assert "changeDataFeed" in rows[0]["tableFeatures"]

@@ -34,15 +34,24 @@ def test_maintenance_statements(spark):
     assert restored.num_restored_files >= 1
     assert sorted(r["id"] for r in read_deltalake(path).to_pylist()) == list(range(30))
 
-    # VACUUM: the default retention refuses less, a dry run lists, then LITE and FULL delete
+    # VACUUM: the default retention refuses less, a dry run lists (as delta-spark: qualified
+    # paths), then LITE and FULL delete and answer the table's path
     assert sqlext.sql(spark, f"VACUUM {name} DRY RUN").count() == 0
+
+    def dry_run() -> set[Path]:
+        rows = sqlext.sql(spark, f"VACUUM {name} RETAIN 0 HOURS DRY RUN").collect()
+        assert all(r.path.startswith(f"file:{path}/") for r in rows)
+        return {Path(r.path.removeprefix("file:")) for r in rows}
+
     with spark_conf(spark, NO_RETENTION_CHECK):
-        listed = {r.path for r in sqlext.sql(spark, f"VACUUM {name} RETAIN 0 HOURS DRY RUN")
-                  .collect()}
-        assert listed and all(Path(p).exists() for p in listed)
-        lite = {r.path for r in sqlext.sql(spark, f"VACUUM {name} LITE RETAIN 0 HOURS").collect()}
-        full = {r.path for r in sqlext.sql(spark, f"VACUUM {name} RETAIN 0 HOURS").collect()}
-    assert lite and lite | full == listed and not any(Path(p).exists() for p in listed)
+        listed = dry_run()
+        assert listed and all(p.exists() for p in listed)
+        lite = sqlext.sql(spark, f"VACUUM {name} LITE RETAIN 0 HOURS").collect()
+        assert [r.path for r in lite] == [f"file:{path}"]
+        assert dry_run() < listed                               # LITE deleted some
+        full = sqlext.sql(spark, f"VACUUM {name} RETAIN 0 HOURS").collect()
+        assert [r.path for r in full] == [f"file:{path}"]
+    assert not any(p.exists() for p in listed)
     ops = [r.operation for r in sqlext.sql(spark, f"DESCRIBE HISTORY {name} LIMIT 4").collect()]
     assert ops == ["VACUUM END", "VACUUM START", "VACUUM END", "VACUUM START"]
     assert sorted(r.id for r in sqlext.sql(spark, f"SELECT id FROM {name}").collect()) == \

@@ -19,17 +19,16 @@ from pyspark.sql import types as T
 
 from sqlext.engine.io import storage_bridge
 from sqlext.engine.commit import commit
+from sqlext.engine.table_metadata import session_defaults, stage_metadata
 from sqlext.errors import AnalysisException, NonEmptyLocationError, SqlextError
 from sqlext.log.actions import AddFile, Metadata, encode_path
 from sqlext.log.layout import HIVE_NULL, STAGING_DIR
-from sqlext.log.protocol import protocol_for_new_table
 from sqlext.log.schema import parse_partition_value, parse_schema
 from sqlext.log.stats import DEFAULT_NUM_INDEXED_COLS, file_stats
 from sqlext.log.table import DeltaLog
 from sqlext.log.transaction import now_ms
 
 OPERATION = "CONVERT"
-DEFAULT_CONFIGURATION = {"delta.enableChangeDataFeed": "true"}
 # the names sqlext gives data and change files (files.write_files); a concurrent sqlext writer
 # creating the same table moves such files into place shortly before it commits version 0
 _SQLEXT_FILE = re.compile(r"^(part|cdc)-\d{5}-[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}"
@@ -158,8 +157,10 @@ def convert_to_delta(spark: SparkSession, location: str, partition_schema=None, 
     The files are not rewritten: each becomes an ``add`` with statistics from its footer and,
     with ``partition_schema`` (a StructType or ``"col type, ..."``), partition values from its
     Hive-style ``col=value`` directories. The schema is Spark's merged schema of the files plus
-    the partition columns. A location that is already a Delta table is left as it is. Returns
-    the table's version (0 after a conversion). ``collect_stats=False`` (SQL's ``NO
+    the partition columns. As in delta-spark, the table's properties are the session's defaults
+    (``spark.databricks.delta.properties.defaults.*``) and nothing else: the change feed is off
+    unless the session turns it on. A location that is already a Delta table is left as it is.
+    Returns the table's version (0 after a conversion). ``collect_stats=False`` (SQL's ``NO
     STATISTICS``) leaves the statistics out.
     """
     log = DeltaLog(location)
@@ -195,10 +196,8 @@ def convert_to_delta(spark: SparkSession, location: str, partition_schema=None, 
                            DEFAULT_NUM_INDEXED_COLS) if collect_stats else None
         adds.append(AddFile(encode_path(rel), values[rel], size, mtime, True, stats))
     pcols = [f.name for f in pschema.fields]
-    conf = dict(DEFAULT_CONFIGURATION)
     txn = log.start_transaction(None)
-    txn.update_metadata(Metadata.new(schema.json(), pcols, conf, now_ms()))
-    txn.update_protocol(protocol_for_new_table(conf))
+    stage_metadata(txn, Metadata.new(schema.json(), pcols, session_defaults(), now_ms()))
     params = {"numFiles": len(adds), "partitionedBy": json.dumps(pcols),
               "collectStats": collect_stats}
     return commit(spark, txn, adds, OPERATION, params, {"numConvertedFiles": len(adds)})
