@@ -16,7 +16,7 @@ After ``install``, on that session:
   ``spark.read.table(name)`` read a sqlext table's current snapshot;
 - ``spark.catalog`` lists sqlext's tables with Spark's (:mod:`~sqlext.drop_in.catalog`);
 - ``spark.readStream.format("delta")`` and ``df.writeStream.format("delta")`` stream from and to
-  sqlext tables (:mod:`~sqlext.drop_in.streaming`; classic sessions).
+  sqlext tables (:mod:`~sqlext.drop_in.streaming`; classic and Spark Connect sessions).
 
 Sessions without ``install`` are untouched: pyspark's classes are wrapped once, and the wrappers
 hand every call on another session, or in another format, to pyspark as is.
@@ -59,12 +59,14 @@ def install(spark: SparkSession) -> SparkSession:
 
 
 def _connect_classes() -> dict:
-    """Spark Connect's reader, writer and catalog classes by name (a Connect writer keeps its
-    table name itself, so its ``__init__`` is not wrapped)."""
+    """Spark Connect's reader, writer, stream reader/writer and catalog classes by name (a
+    Connect writer keeps its table name itself, so its ``__init__`` is not wrapped)."""
     from pyspark.sql.connect.catalog import Catalog
     from pyspark.sql.connect.readwriter import (DataFrameReader, DataFrameWriter,
                                                 DataFrameWriterV2)
-    return {c.__name__: c for c in (Catalog, DataFrameReader, DataFrameWriter, DataFrameWriterV2)}
+    from pyspark.sql.connect.streaming.readwriter import DataStreamReader, DataStreamWriter
+    return {c.__name__: c for c in (Catalog, DataFrameReader, DataFrameWriter, DataFrameWriterV2,
+                                    DataStreamReader, DataStreamWriter)}
 
 
 def uninstall(spark: SparkSession) -> None:

@@ -73,8 +73,11 @@ def record_options(original, self, **options):
 
 def session_of(obj) -> SparkSession:
     """The session of a pyspark reader or writer (classic or Spark Connect)."""
-    spark = obj.__dict__.get("_spark")
-    return spark if spark is not None else obj._client
+    for attribute in ("_spark", "_session"):
+        spark = obj.__dict__.get(attribute)
+        if spark is not None:
+            return spark
+    return obj._client
 
 
 def frame_of(writer):

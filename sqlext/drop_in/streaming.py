@@ -5,7 +5,11 @@
 :mod:`sqlext.engine.streaming.sink` (a ``foreachBatch`` function: Spark runs the query and keeps
 its checkpoint; every commit carries the query id and batch id as its ``txn``).
 
-Classic sessions only: Spark Connect's stream reader and writer are not wrapped."""
+On Spark Connect the same wrappers wrap Connect's reader and writer: the source is registered
+on the server (its reader runs in the server's Python workers), and the sink's ``foreachBatch``
+function runs in the server's foreachBatch worker, where it reads the query id from the
+checkpoint's ``metadata`` (so a Connect query needs ``checkpointLocation``, or Spark's
+``spark.sql.streaming.checkpointLocation`` with a ``queryName``)."""
 
 from __future__ import annotations
 
@@ -15,7 +19,11 @@ from pyspark.sql.streaming.readwriter import DataStreamReader, DataStreamWriter
 from sqlext.drop_in.state import (FORMAT, MODE, PARTITIONS, installed, is_sqlext_table,
                                   merged_options, record_format, record_option, record_options,
                                   recorded, session_of)
+from sqlext.engine.session import is_connect
 from sqlext.errors import SchemaMismatchError, SqlextError
+
+#: Spark's setting of a parent folder for the checkpoints of queries with a name
+CHECKPOINT_CONF = "spark.sql.streaming.checkpointLocation"
 
 
 # --- readStream ---------------------------------------------------------------------------
@@ -23,12 +31,13 @@ from sqlext.errors import SchemaMismatchError, SqlextError
 def _stream_of(reader, table: str, options: dict) -> DataFrame:
     """The stream of the sqlext table ``table`` (path or name) through sqlext's source."""
     from sqlext.catalog import Catalog
-    from sqlext.engine.streaming.source import SOURCE_NAME, register
+    from sqlext.engine.streaming.source import SOURCE_NAME, register, require_admission_control
     spark = session_of(reader)
     ref = Catalog(spark).resolve(table)
+    require_admission_control(spark.version, options, ref.location)
     register(spark)
     options = {k: v for k, v in options.items() if k != "path"}
-    return DataStreamReader.load.__wrapped__(reader, ref.location, SOURCE_NAME, None, **options)
+    return type(reader).load.__wrapped__(reader, ref.location, SOURCE_NAME, None, **options)
 
 
 def _reader_load(original, self, path=None, format=None, schema=None, **options):  # noqa: A002
@@ -65,7 +74,7 @@ def _writer_partition_by(original, self, *cols):
     """Recorded; handed to Spark only when the query is not a Delta one (Spark's
     ``foreachBatch`` sink refuses partitioning)."""
     names = list(cols[0]) if len(cols) == 1 and isinstance(cols[0], (list, tuple)) else list(cols)
-    if not installed(self._spark):
+    if not installed(session_of(self)):
         return original(self, *cols)
     self.__dict__[PARTITIONS] = names
     return self
@@ -75,7 +84,7 @@ def _spark_partitions(self) -> None:
     """Hand a deferred ``partitionBy`` to Spark (the query is not sqlext's)."""
     names = self.__dict__.pop(PARTITIONS, None)
     if names is not None:
-        DataStreamWriter.partitionBy.__wrapped__(self, *names)
+        type(self).partitionBy.__wrapped__(self, *names)
 
 
 def _start_delta(self, original, table: str, ref, outputMode, partitionBy, queryName,
@@ -87,15 +96,33 @@ def _start_delta(self, original, table: str, ref, outputMode, partitionBy, query
         partitions = [partitions]
     self.__dict__.pop(PARTITIONS, None)
     arguments = sink_arguments(options, mode == "Complete")
-    self.foreachBatch(batch_writer(table, mode, partitions, arguments, ref))
+    spark = session_of(self)
+    checkpoint = _connect_checkpoint(self, spark, options, queryName) if is_connect(spark) \
+        else None
+    self.foreachBatch(batch_writer(table, mode, partitions, arguments, ref, checkpoint))
     # Spark checks the output mode against the query (e.g. complete needs an aggregation)
     return original(self, None, None, mode.lower(), None, queryName)
+
+
+def _connect_checkpoint(writer, spark, options: dict, query_name) -> str:
+    """A Connect query's checkpoint location, as Spark derives it: the ``checkpointLocation``
+    option, else ``<spark.sql.streaming.checkpointLocation>/<queryName>``."""
+    given = options.get("checkpointlocation")
+    if given:
+        return str(given)
+    parent = spark.conf.get(CHECKPOINT_CONF, None)
+    name = query_name or writer._write_proto.query_name
+    if parent and name:
+        return parent.rstrip("/") + "/" + name
+    raise SqlextError("a Delta stream sink on Spark Connect needs its checkpoint's location: "
+                      ".option('checkpointLocation', '/path') (or a queryName with "
+                      f"{CHECKPOINT_CONF} set); its commits carry the query id kept there")
 
 
 def _writer_start(original, self, path=None, format=None, outputMode=None,  # noqa: A002
                   partitionBy=None, queryName=None, **options):
     fmt = str(format or recorded(self, FORMAT, "")).lower()
-    if fmt != "delta" or not installed(self._spark):
+    if fmt != "delta" or not installed(session_of(self)):
         _spark_partitions(self)
         return original(self, path, format, outputMode, partitionBy, queryName, **options)
     from sqlext.catalog import Catalog
@@ -104,20 +131,20 @@ def _writer_start(original, self, path=None, format=None, outputMode=None,  # no
     if path is None:
         raise SqlextError("df.writeStream.format('delta').start() needs the table's path: "
                           "start('/path'), or toTable(name) for a named table")
-    ref = Catalog(self._spark).resolve(path)
+    ref = Catalog(session_of(self)).resolve(path)
     return _start_delta(self, original, path, ref, outputMode, partitionBy, queryName, merged)
 
 
 def _writer_to_table(original, self, tableName, format=None, outputMode=None,  # noqa: A002
                      partitionBy=None, queryName=None, **options):
     fmt = str(format or recorded(self, FORMAT, "")).lower()
-    spark = self._spark
+    spark = session_of(self)
     if not installed(spark) or not (fmt == "delta" or is_sqlext_table(spark, tableName)):
         _spark_partitions(self)
         return original(self, tableName, format, outputMode, partitionBy, queryName, **options)
     from sqlext.catalog import Catalog
     ref = Catalog(spark).resolve(tableName)
-    start = DataStreamWriter.start.__wrapped__
+    start = type(self).start.__wrapped__
     return _start_delta(self, lambda w, *a: start(w, *a), tableName, ref, outputMode,
                         partitionBy, queryName, merged_options(self, options))
 

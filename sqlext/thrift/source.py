@@ -26,9 +26,17 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 from pyspark.sql import types as T
-from pyspark.sql.datasource import (DataSource, DataSourceReader, EqualNullSafe, EqualTo, Filter,
-                                    GreaterThan, GreaterThanOrEqual, In, InputPartition, IsNotNull,
-                                    IsNull, LessThan, LessThanOrEqual, Not)
+from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+
+try:        # pyspark 4.1+: filters pushed into Python data sources
+    from pyspark.sql.datasource import (EqualNullSafe, EqualTo, Filter, GreaterThan,
+                                        GreaterThanOrEqual, In, IsNotNull, IsNull, LessThan,
+                                        LessThanOrEqual, Not)
+except ImportError:     # pragma: no cover - pyspark 4.0 never calls pushFilters
+    class Filter:   # type: ignore[no-redef]
+        """Absent before pyspark 4.1 (Spark pushes no filter to a Python data source)."""
+    EqualNullSafe = EqualTo = GreaterThan = GreaterThanOrEqual = In = IsNotNull = IsNull = \
+        LessThan = LessThanOrEqual = Not = Filter
 from sqlglot import exp
 
 from sqlext.errors import UnsupportedOperationError

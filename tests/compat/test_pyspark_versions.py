@@ -1,6 +1,8 @@
 """sqlext on every supported pyspark: the core of the suite (both README quick starts, which
 write, time-travel, DELETE, UPDATE, MERGE and read change feeds; delta-spark idioms; change
-feed ranges) run under each older minor line's newest
+feed ranges; Structured Streaming's source, sink and idempotent foreachBatch, on a classic
+session and over Spark Connect, where 4.0/4.1 refuse the options needing admission control)
+run under each older minor line's newest
 release (scripts/pyspark-versions.txt, venvs made by scripts/venv_pyspark.sh, which ./test.sh
 runs), each in its own pytest process; the main run covers the newest pyspark. And the check
 that refuses a pyspark outside the range."""
@@ -20,7 +22,11 @@ ROOT = Path(__file__).resolve().parents[2]
 VERSIONS = [line.strip() for line in (ROOT / "scripts" / "pyspark-versions.txt").read_text()
             .splitlines() if line.strip() and not line.startswith("#")]
 CORE = ["tests/engine/test_readme_python.py", "tests/sql/test_readme_sql.py",
-        "tests/engine/test_drop_in.py", "tests/changes/test_changes_range.py"]
+        "tests/engine/test_drop_in.py", "tests/changes/test_changes_range.py",
+        *(f"tests/streaming/test_{name}.py" for name in (
+            "streaming_sink", "streaming_source", "streaming_source_options", "idempotent_dml",
+            "streaming_lines")),
+        "tests/connect/test_connect_streaming.py"]
 
 
 @pytest.mark.parametrize("version", VERSIONS)

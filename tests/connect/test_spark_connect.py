@@ -1,7 +1,7 @@
 """sqlext on a Spark Connect session (``SparkSession.builder.remote(...)``, issue 17).
 
-A local Spark Connect server runs in its own process (started once for this module, with the test
-session's settings; :mod:`tests.support.connect_server`), and the client session lives in the
+A local Spark Connect server runs in its own process (started once for tests/connect, with the
+test session's settings: tests/connect/conftest.py), and the client session lives in the
 test process: no JVM is used by sqlext here, the log is read and written by the client's Python
 stores. Results are checked with delta-rs (``deltalake``) reading the tables sqlext wrote.
 """
@@ -16,35 +16,6 @@ import pytest
 
 deltalake = pytest.importorskip("deltalake")
 pytest.importorskip("grpc")
-
-from tests.support.connect_server import ConnectServer  # noqa: E402
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    """The module's local Spark Connect server."""
-    warehouse = tmp_path_factory.mktemp("connect") / "warehouse"
-    warehouse.mkdir()
-    running = ConnectServer(warehouse)
-    yield running
-    running.stop()
-
-
-@pytest.fixture(scope="module")
-def connect(server):
-    """A Spark Connect session to a local server, via ``sqlext.session(remote=...)``."""
-    import sqlext
-    from sqlext.catalog.views import TEMPORARY_VIEWS
-    had_mode = "SPARK_CONNECT_MODE_ENABLED" in os.environ
-    try:
-        session = sqlext.session(remote=server.url)
-        yield session
-        session.stop()
-    finally:
-        if not had_mode:    # pyspark's functions build classic Columns again
-            os.environ.pop("SPARK_CONNECT_MODE_ENABLED", None)
-        TEMPORARY_VIEWS.clear()
-
 
 def rows(table, order="id"):
     """The rows of a Delta table read by delta-rs, as sorted tuples."""

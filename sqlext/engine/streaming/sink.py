@@ -64,16 +64,36 @@ def sink_arguments(options: dict, complete: bool) -> dict:
 
 
 def batch_writer(table: str, mode: str, partition_by: list[str] | None, arguments: dict,
-                 table_ref=None) -> Callable[[DataFrame, int], None]:
+                 table_ref=None, checkpoint: str | None = None
+                 ) -> Callable[[DataFrame, int], None]:
     """The ``foreachBatch`` function of a query writing to ``table`` (path or name; ``table_ref``
     its :class:`~sqlext.catalog.TableRef`, resolved when the query started) in output ``mode``
-    (:func:`output_mode`)."""
+    (:func:`output_mode`). ``checkpoint``: the query's checkpoint location, whose ``metadata``
+    gives the query id (Spark Connect, where the function runs in a server-side worker without
+    the stream thread's properties); None: the stream thread's :data:`QUERY_ID_KEY`."""
     complete = mode == "Complete"
 
     def write_batch(df: DataFrame, batch_id: int) -> None:
+        query_id = checkpoint_query_id(checkpoint) if checkpoint is not None else None
         write_micro_batch(df, batch_id, table, mode, partition_by, arguments, table_ref,
-                          complete)
+                          complete, query_id)
     return write_batch
+
+
+def checkpoint_query_id(checkpoint: str) -> str:
+    """The id of the query whose checkpoint is at ``checkpoint`` (Spark writes it to the
+    checkpoint's ``metadata`` file before the first batch; it stays across restarts)."""
+    import json
+
+    from sqlext.log.storage import is_local, normalize_location, store_for
+    location = normalize_location(checkpoint) if is_local(checkpoint) else checkpoint.rstrip("/")
+    store = store_for(location)
+    try:
+        return json.loads(store.read(store.join(location, "metadata")))["id"]
+    except (OSError, KeyError, ValueError) as exc:
+        raise SqlextError(f"writing a micro-batch: no streaming query id in the checkpoint "
+                          f"{checkpoint} ({exc}); the query's checkpointLocation must be "
+                          "readable where its foreachBatch runs") from None
 
 
 def write_micro_batch(df: DataFrame, batch_id: int, table: str, mode: str,

@@ -32,7 +32,9 @@ Admission control (``maxFilesPerTrigger``, default 1000 unless ``maxBytesPerTrig
 ``maxBytesPerTrigger``, a soft limit: files are taken while the batch is under it, so the file
 crossing it is read, and one file at least; ``Trigger.AvailableNow`` reading up to the version
 current when the query starts) needs pyspark 4.2 or later (``latestOffset(start,
-limit)``, ``SupportsTriggerAvailableNow``); on 4.0 and 4.1 each batch reads all that is there.
+limit)``, ``SupportsTriggerAvailableNow``): on 4.0 and 4.1 each batch reads all that is there,
+``maxFilesPerTrigger``/``maxBytesPerTrigger`` are refused (:func:`require_admission_control`),
+and ``Trigger.AvailableNow`` reads, in one batch, up to the version current when it starts.
 
 The reader runs in Spark's Python workers: the log is read with sqlext's kernel (no JVM), each
 file with pyarrow (:func:`sqlext.thrift.source.read_delta_file`: column mapping, partition
@@ -87,6 +89,26 @@ PARTITION_BYTES = 128 * 1024 * 1024
 TRUE = ("true", "1", "yes")
 
 
+#: the options only Spark's admission control can honour, by their lower-cased keys
+ADMISSION_OPTIONS = {"maxfilespertrigger": "maxFilesPerTrigger",
+                     "maxbytespertrigger": "maxBytesPerTrigger"}
+
+
+def require_admission_control(spark_version: str, options: dict, location: str = "") -> None:
+    """Refuse ``maxFilesPerTrigger``/``maxBytesPerTrigger`` on a Spark before 4.2 (its Python
+    data sources have no admission control: every batch would read all new files)."""
+    if tuple(int(n) for n in re.findall(r"\d+", spark_version)[:2]) >= (4, 2):
+        return
+    given = [ADMISSION_OPTIONS[k.lower()] for k in map(str, options)
+             if k.lower() in ADMISSION_OPTIONS]
+    if given:
+        raise UnsupportedOperationError(
+            f"streaming read of {location or 'a Delta table'}: option {given[0]} needs pyspark "
+            f"4.2 or later (Spark {spark_version}'s Python data sources have no admission "
+            "control, so every batch reads all new files); drop the option or upgrade "
+            "(pip install 'pyspark>=4.2')", table=location or None)
+
+
 def register(spark) -> None:
     """Register :class:`DeltaStreamSource` on ``spark`` (once per session)."""
     if not getattr(spark, "_sqlext_stream_source", False):
@@ -133,6 +155,9 @@ class DeltaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self.location = location
         self.schema = schema
         opts = {str(k).lower(): v for k, v in options.items()}
+        if ReadMaxFiles is None:
+            import pyspark
+            require_admission_control(pyspark.__version__, opts, location)
         self.starting_version = _starting_version(opts.get("startingversion"))
         self.starting_timestamp = None
         if opts.get("startingtimestamp") is not None:
