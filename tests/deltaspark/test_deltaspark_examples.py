@@ -26,19 +26,9 @@ EXAMPLES = Path(__file__).resolve().parent / "examples"
 # printed by delta-spark's VACUUM itself (the JVM's stdout), not by the script
 DELTA_SPARK_CONSOLE = re.compile(r"^Deleted \d+ files and directories in a total of \d+ directories\.$")
 
-#: script -> {sqlext's line: delta-spark's line}
-KNOWN_DIFFERENCES = {
-    "utilities": {
-        # DeltaTable.convertToDelta: sqlext turns the change feed on for converted tables
-        # (sqlext/engine/maintenance/convert.py DEFAULT_CONFIGURATION), so writer version 4
-        # instead of delta-spark's 2
-        "| delta|       2|              []|               1|               4|":
-            "| delta|       2|              []|               1|               2|",
-        # SQL VACUUM: sqlext answers the files it deleted (as DeltaTable.vacuum does; none
-        # here), delta-spark one row with the table's path
-        "0 row": "1 row",
-    },
-}
+#: script -> {sqlext's line: delta-spark's line}: none left (convertToDelta's protocol and SQL
+#: VACUUM's answer now match delta-spark's; tests/deltaspark/test_deltaspark_interop.py)
+KNOWN_DIFFERENCES: dict[str, dict[str, str]] = {}
 
 SCRIPTS = ["quickstart", "quickstart_sql", "quickstart_sql_on_paths", "utilities",
            "change_data_feed", "table_exists", "using_with_pip"]
