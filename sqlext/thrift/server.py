@@ -20,6 +20,7 @@ otherwise (``--host``): like Spark's, it has no authentication of its own.
 Writes over JDBC are refused: an entry's data source is named after the table as clients know
 it (:func:`sqlext.thrift.source.source_name`), which is the name Spark's DELETE and TRUNCATE
 errors give, and its writer refuses INSERT naming the table; both say to change it with sqlext.
+So do UPDATE and MERGE, whose error Spark words from its resources (:mod:`sqlext.thrift.messages`).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ import threading
 import time
 
 from sqlext.errors import SqlextError
+from sqlext.thrift.messages import with_messages
 
 DEFAULT_PORT = 10000
 DEFAULT_HOST = "127.0.0.1"
@@ -248,6 +250,9 @@ def main(argv: list[str] | None = None) -> int:
     warehouse = normalize_location(conf["spark.sql.warehouse.dir"])
     private = tempfile.mkdtemp(prefix="sqlext-thriftserver-")
     conf["spark.sql.warehouse.dir"] = private
+    # UPDATE and MERGE over JDBC answer to change the table with sqlext (a resource of the JVM)
+    messages = tempfile.mkdtemp(prefix="sqlext-thriftserver-messages-")
+    conf = with_messages(conf, messages)
     spark = sqlext.session(progress=False, **conf)
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -275,6 +280,7 @@ def main(argv: list[str] | None = None) -> int:
             server.stop()
         spark.stop()
         shutil.rmtree(private, ignore_errors=True)
+        shutil.rmtree(messages, ignore_errors=True)
     return 0
 
 

@@ -122,12 +122,16 @@ def test_changes_over_jdbc_fail_and_change_nothing(spark, server):
     table = f"`{SCHEMA}`.`mapped`"
     read_only = f"{table} (a sqlext table, read-only here: change it with sqlext)"
     # the client's first line names the table as the client knows it (Spark's Thrift server
-    # follows it with its own stack); DELETE, TRUNCATE and INSERT say to write with sqlext
+    # follows it with its own stack) and says to write with sqlext; UPDATE and MERGE in the
+    # words the server gives Spark's error (sqlext.thrift.messages)
+    rewritten = "here: a sqlext table is read-only over JDBC (sqlext-thriftserver). Change it " \
+                "with sqlext"
     for statement, says in (
             (f"DELETE FROM {SCHEMA}.mapped WHERE id = 1", f"does not support deletes: {read_only}"),
-            (f"UPDATE {SCHEMA}.mapped SET id = 5", f"{table} does not support UPDATE"),
+            (f"UPDATE {SCHEMA}.mapped SET id = 5",
+             f"{table} does not support UPDATE TABLE {rewritten}"),
             (f"MERGE INTO {SCHEMA}.mapped t USING (SELECT 1 AS id) s ON t.id = s.id "
-             "WHEN MATCHED THEN DELETE", f"{table} does not support MERGE"),
+             "WHEN MATCHED THEN DELETE", f"{table} does not support MERGE INTO TABLE {rewritten}"),
             (f"INSERT INTO {SCHEMA}.mapped SELECT id, st, ts FROM {SCHEMA}.mapped",
              f"UnsupportedOperationError: {table} is a sqlext table, read-only here "
              "(sqlext-thriftserver): nothing was written. Change it with sqlext"),
@@ -167,3 +171,21 @@ def test_address_and_port_settings(tmp_path):
     env = {"HIVE_SERVER2_THRIFT_BIND_HOST": "10.0.0.3", "HIVE_SERVER2_THRIFT_PORT": "10003"}
     assert settings(environ=env) == ("10.0.0.3", "10003")
     assert settings("--host", "localhost", environ=env) == ("localhost", "10003")
+
+
+def test_error_messages_are_spark_own_but_one(tmp_path):
+    """The resource the server puts first on its class path is the running Spark's
+    error-conditions.json with only UPDATE / MERGE's refusal reworded (its parameters kept)."""
+    import json
+
+    from sqlext.thrift.messages import (CLASSPATH_CONF, MESSAGE, RESOURCE, spark_error_conditions,
+                                        with_messages)
+
+    conf = with_messages({CLASSPATH_CONF: "/opt/x.jar", "k": "v"}, str(tmp_path))
+    assert conf == {CLASSPATH_CONF: f"{tmp_path}{os.pathsep}/opt/x.jar", "k": "v"}
+    written = json.loads((tmp_path / RESOURCE).read_text())
+    spark = spark_error_conditions()
+    assert written["UNSUPPORTED_FEATURE"]["subClass"]["TABLE_OPERATION"]["message"] == [MESSAGE]
+    assert "<tableName>" in MESSAGE and "<operation>" in MESSAGE
+    spark["UNSUPPORTED_FEATURE"]["subClass"]["TABLE_OPERATION"]["message"] = [MESSAGE]
+    assert written == spark
