@@ -31,12 +31,15 @@ CHECKPOINT_CONF = "spark.sql.streaming.checkpointLocation"
 def _stream_of(reader, table: str, options: dict) -> DataFrame:
     """The stream of the sqlext table ``table`` (path or name) through sqlext's source."""
     from sqlext.catalog import Catalog
-    from sqlext.engine.streaming.source import SOURCE_NAME, register, require_admission_control
+    from sqlext.engine.streaming.source import (SOURCE_NAME, TIME_ZONE_OPTION, register,
+                                                require_admission_control)
     spark = session_of(reader)
     ref = Catalog(spark).resolve(table)
     require_admission_control(spark.version, options, ref.location)
     register(spark)
     options = {k: v for k, v in options.items() if k != "path"}
+    # startingTimestamp without an offset is read in the session's time zone, as delta-spark
+    options.setdefault(TIME_ZONE_OPTION, spark.conf.get("spark.sql.session.timeZone", "UTC"))
     return type(reader).load.__wrapped__(reader, ref.location, SOURCE_NAME, None, **options)
 
 

@@ -260,10 +260,14 @@ def _partition_columns(ref: TableRef, existing: list[str], requested: list[str] 
         return list(existing)
     if replace or [c.lower() for c in requested] == [c.lower() for c in existing]:
         return list(requested)
+    def names(columns):
+        return ", ".join(f"`{c}`" for c in columns)
     raise SchemaMismatchError(
-        f"table {ref.display}: partition columns {requested} do not match the table's "
-        f"partitioning {existing}. Omit partitionBy, or replace the table with mode='overwrite', "
-        "overwriteSchema=True. The table is unchanged.")
+        "[DELTA_METADATA_MISMATCH] A metadata mismatch was detected when writing to the Delta "
+        f"table {ref.display}.\n- Partition columns do not match the partition columns of the "
+        f"table.\nGiven: [{names(requested)}]\nTable: [{names(existing)}]\nOmit partitionBy, "
+        "or replace the table with mode='overwrite', overwriteSchema=True. The table is "
+        "unchanged.")
 
 
 def _replace_where_checked(data: DataFrame, condition, replace_where: str, table: str,

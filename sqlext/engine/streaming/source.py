@@ -24,9 +24,10 @@ and removed ones as deletes); deletes and updates do not stop it. A commit repla
 deletion vector is refused (not read yet).
 
 ``startingTimestamp`` starts at the first commit made at or after it (a timestamp or date
-string, UTC unless it names its offset; after the latest commit: delta-spark's
-``DELTA_TIMESTAMP_GREATER_THAN_COMMIT``), read like ``startingVersion``. ``excludeRegex`` leaves
-out the files whose path it finds.
+string, in the session's time zone unless it names its offset; after the latest commit:
+delta-spark's ``DELTA_TIMESTAMP_GREATER_THAN_COMMIT``), read like ``startingVersion``.
+``excludeRegex`` leaves out the files whose path it finds. A schema change in a commit read stops
+the stream as in delta-spark (:mod:`.schema_changes`).
 
 Admission control (``maxFilesPerTrigger``, default 1000 unless ``maxBytesPerTrigger`` is given;
 ``maxBytesPerTrigger``, a soft limit: files are taken while the batch is under it, so the file
@@ -51,7 +52,9 @@ from typing import Iterator
 from pyspark.sql import types as T
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
 
-from sqlext.errors import SqlextError, UnsupportedOperationError
+from sqlext.engine.streaming.schema_changes import check_schema_change
+from sqlext.errors import (IllegalArgumentError, SqlextError, UnsupportedOperationError,
+                           VersionNotFoundException)
 from sqlext.log.actions import AddFile, Metadata, RemoveFile
 from sqlext.log.column_mapping import ColumnMapping, mapping_mode
 from sqlext.log.table import DeltaLog
@@ -67,6 +70,9 @@ except ImportError:     # pragma: no cover - pyspark 4.0/4.1
         """Absent before pyspark 4.2 (Spark reads all available data once instead)."""
 
 SOURCE_NAME = "sqlext_delta_stream"
+#: the option :mod:`sqlext.drop_in.streaming` passes the session's time zone in (Spark's
+#: ``spark.sql.session.timeZone``: ``startingTimestamp`` without an offset is read in it)
+TIME_ZONE_OPTION = "sqlext.sessionTimeZone"
 CHANGE_FIELDS = [T.StructField("_change_type", T.StringType()),
                  T.StructField("_commit_version", T.LongType()),
                  T.StructField("_commit_timestamp", T.TimestampType())]
@@ -160,13 +166,14 @@ class DeltaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             require_admission_control(pyspark.__version__, opts, location)
         self.starting_version = _starting_version(opts.get("startingversion"))
         self.starting_timestamp = None
+        self.time_zone = str(opts.get(TIME_ZONE_OPTION.lower()) or "UTC")
         if opts.get("startingtimestamp") is not None:
             if self.starting_version is not None:
                 raise SqlextError(
                     "[DELTA_STARTING_VERSION_AND_TIMESTAMP_BOTH_SET] Please either provide "
                     "'startingVersion' or 'startingTimestamp'",
                     error_class="DELTA_STARTING_VERSION_AND_TIMESTAMP_BOTH_SET")
-            self.starting_timestamp = _timestamp_ms(opts["startingtimestamp"])
+            self.starting_timestamp = _timestamp_ms(opts["startingtimestamp"], self.time_zone)
         self.max_bytes = _max_bytes(opts.get("maxbytespertrigger"))
         # delta-spark: 1000 files a batch unless a byte limit is given (then no file limit)
         default_files = DEFAULT_MAX_FILES if self.max_bytes is None else None
@@ -176,8 +183,7 @@ class DeltaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         except ValueError:
             self.max_files = 0
         if self.max_files is not None and self.max_files <= 0:
-            raise SqlextError(f"maxFilesPerTrigger must be a positive integer, got "
-                              f"{raw_files!r}")
+            raise _illegal_option(raw_files, "maxFilesPerTrigger", "must be a positive integer")
         exclude = opts.get("excluderegex")
         try:
             self.exclude = re.compile(str(exclude)) if exclude is not None else None
@@ -188,7 +194,9 @@ class DeltaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self.cdf = str(opts.get("readchangefeed", "")).lower() in TRUE
         self.table_schema = T.StructType(schema.fields[:-3]) if self.cdf else schema
         self.ignore_deletes = str(opts.get("ignoredeletes", "")).lower() in TRUE
-        self.ignore_changes = str(opts.get("ignorechanges", "")).lower() in TRUE
+        # ignoreFileDeletion: delta-spark's deprecated name of ignoreChanges
+        self.ignore_changes = any(str(opts.get(k, "")).lower() in TRUE
+                                  for k in ("ignorechanges", "ignorefiledeletion"))
         self.skip_change_commits = str(opts.get("skipchangecommits", "")).lower() in TRUE
         snapshot = self._log().snapshot()
         self.table_id = snapshot.metadata.id
@@ -228,10 +236,12 @@ class DeltaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             return self.offset(latest, END_INDEX, False)
         if self.starting_version is not None:
             if self.starting_version > latest:
-                raise SqlextError(
-                    f"streaming read of {self.location}: startingVersion "
-                    f"{self.starting_version} is after the table's latest version {latest}",
-                    error_class="DELTA_VERSION_NOT_FOUND")
+                earliest = self._log().listing().earliest_commit
+                raise VersionNotFoundException(
+                    f"[DELTA_VERSION_NOT_FOUND] Cannot time travel Delta table to version "
+                    f"{self.starting_version}. Available versions: [{earliest}, {latest}]. "
+                    f"(startingVersion of a stream of {self.location})",
+                    table=self.location, version=self.starting_version)
             return self.offset(self.starting_version, BASE_INDEX, False)
         return self.offset(latest, BASE_INDEX, True)
 
@@ -251,6 +261,7 @@ class DeltaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         """The end of the next batch: after at most ``limit``'s files (``ReadMaxFiles``) past
         ``start``, else after all files up to the latest version (the version current at start
         under ``Trigger.AvailableNow``). pyspark 4.0/4.1 call it without arguments."""
+        self._same_table(start)
         latest = self._latest()
         end = self.offset(latest, END_INDEX, False)
         if start is not None and _key(end) < _key(start):
@@ -279,6 +290,7 @@ class DeltaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def partitions(self, start: dict, end: dict) -> list[DeltaFiles]:
         """The files after ``start`` up to ``end`` (inclusive), in tasks of about
         :data:`PARTITION_BYTES`."""
+        self._same_table(start)
         parts, group, size = [], [], 0
         end_key = _key(end)
         for version, index, _, add in self._files(start, end["reservoirVersion"]):
@@ -315,6 +327,20 @@ class DeltaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         for v in [v for v in self._adds if v < version]:
             del self._adds[v]
 
+    def _same_table(self, offset: dict | None) -> None:
+        """delta-spark's refusal of a checkpoint written while reading another table (e.g. one
+        deleted and created again at the same location)."""
+        if offset is not None and offset.get("reservoirId") not in (None, self.table_id):
+            raise SqlextError(
+                "[DIFFERENT_DELTA_TABLE_READ_BY_STREAMING_SOURCE] The streaming query was "
+                f"reading from an unexpected Delta table (id = '{self.table_id}'). It used to "
+                f"read from another Delta table (id = '{offset['reservoirId']}') according to "
+                "checkpoint. This may happen when you changed the code to read from a new table "
+                "or you deleted and re-created a table. Please revert your change or delete your "
+                f"streaming query checkpoint to restart from scratch. (table {self.location})",
+                error_class="DIFFERENT_DELTA_TABLE_READ_BY_STREAMING_SOURCE", sqlstate="55019",
+                table=self.location)
+
     # -- the log ---------------------------------------------------------------------------
 
     def _latest(self) -> int:
@@ -340,9 +366,10 @@ class DeltaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             if times[version] >= ms:
                 return version
         raise SqlextError(
-            f"[DELTA_TIMESTAMP_GREATER_THAN_COMMIT] Timestamp {_fmt_ms(ms)} is after the table's "
-            f"latest version ({_fmt_ms(times[latest])}). Use a timestamp at or before "
-            f"{_fmt_ms(times[latest])}.", error_class="DELTA_TIMESTAMP_GREATER_THAN_COMMIT",
+            f"[DELTA_TIMESTAMP_GREATER_THAN_COMMIT] Timestamp {_fmt_ms(ms, self.time_zone)} is "
+            f"after the table's latest version ({_fmt_ms(times[latest], self.time_zone)}). Use a "
+            f"timestamp at or before {_fmt_ms(times[latest], self.time_zone)}.",
+            error_class="DELTA_TIMESTAMP_GREATER_THAN_COMMIT",
             table=self.location, version=latest)
 
     def _all_files(self, start: dict, last_version: int
@@ -378,20 +405,20 @@ class DeltaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         adds = [a for a in actions if isinstance(a, AddFile) and a.data_change]
         removes = [a for a in actions if isinstance(a, RemoveFile) and a.data_change]
         for m in (a for a in actions if isinstance(a, Metadata)):
-            if m.schema_string and logical_schema(m.schema_string) != self.schema:
-                raise SqlextError(
-                    f"[DELTA_SCHEMA_CHANGED] Detected schema change:\nstreaming source schema: "
-                    f"{self.schema.simpleString()}\n\ndata file schema: "
-                    f"{logical_schema(m.schema_string).simpleString()}\n\nPlease try restarting "
-                    "the query. If this issue repeats across query restarts without making "
-                    "progress, you have made an incompatible schema change and need to start "
-                    "your query from scratch using a new checkpoint directory.",
-                    error_class="DELTA_SCHEMA_CHANGED", sqlstate="KD007",
-                    table=self.location, version=version)
+            if m.schema_string:
+                self._check_schema(version, self.schema, m.schema_string)
         if removes:
             adds = self._changed(version, adds, removes)
         self._adds[version] = adds
         return adds
+
+    def _check_schema(self, version: int, read_schema: T.StructType, schema_string: str):
+        """delta-spark's stop on a schema change in commit ``version`` (:mod:`.schema_changes`)."""
+        previous = None
+        if self.mapping_mode not in (None, "none") and version > 0:
+            previous = self._log().snapshot(version - 1).metadata.schema_string
+        check_schema_change(self.location, version, read_schema, schema_string, previous,
+                            previous is not None)
 
     def _commit_changes(self, version: int) -> list[_Change]:
         """The change files of commit ``version`` (:func:`sqlext.log.changes_plan.plan_changes`:
@@ -401,11 +428,7 @@ class DeltaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         listing = log.listing()
         plan = plan_changes(log, listing, log.commit_timestamps(listing), version, version)
         if logical_schema(plan.metadata.schema_string) != self.table_schema:
-            raise SqlextError(
-                f"[DELTA_SCHEMA_CHANGED] Detected schema change at version {version} of "
-                f"{self.location}: restart the query with a new checkpoint directory",
-                error_class="DELTA_SCHEMA_CHANGED", sqlstate="KD007",
-                table=self.location, version=version)
+            self._check_schema(version, self.table_schema, plan.metadata.schema_string)
         out = []
         for f in plan.files:
             if f.selection is not None:
@@ -456,15 +479,14 @@ def _max_bytes(value) -> int | None:
     match = re.fullmatch(r"\s*(\d+)\s*([a-zA-Z]*)\s*", str(value))
     unit = match.group(2).lower() if match else None
     if match is None or unit not in _BYTE_UNITS or int(match.group(1)) <= 0:
-        raise SqlextError(f"[DELTA_ILLEGAL_OPTION] Invalid value '{value}' for option "
-                          "'maxBytesPerTrigger', must be a size configuration such as '10g'",
-                          error_class="DELTA_ILLEGAL_OPTION")
+        raise _illegal_option(value, "maxBytesPerTrigger",
+                              "must be a size configuration such as '10g'")
     return int(match.group(1)) * _BYTE_UNITS[unit]
 
 
-def _timestamp_ms(value) -> int:
-    """``startingTimestamp`` (a timestamp or date string, as Spark casts it; UTC unless it
-    names its offset) in ms since the epoch."""
+def _timestamp_ms(value, time_zone: str = "UTC") -> int:
+    """``startingTimestamp`` (a timestamp or date string, as Spark casts it; in ``time_zone``,
+    the session's, unless it names its offset) in ms since the epoch."""
     text = str(value).strip()
     try:
         moment = _dt.datetime.fromisoformat(text.replace(" ", "T", 1) if " " in text else text)
@@ -473,8 +495,13 @@ def _timestamp_ms(value) -> int:
             f"[DELTA_TIMESTAMP_INVALID] The provided timestamp ('{text}') cannot be converted to "
             "a valid timestamp.", error_class="DELTA_TIMESTAMP_INVALID") from None
     if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=_dt.timezone.utc)
+        moment = moment.replace(tzinfo=_zone(time_zone))
     return int(moment.timestamp() * 1000)
+
+
+def _zone(name: str) -> _dt.tzinfo:
+    from zoneinfo import ZoneInfo
+    return _dt.timezone.utc if name.upper() in ("UTC", "Z") else ZoneInfo(name)
 
 
 def _change_rows(part: DeltaFile, schema: T.StructType, change_type: str | None, version: int,
@@ -503,8 +530,8 @@ def _change_rows(part: DeltaFile, schema: T.StructType, change_type: str | None,
         yield pa.RecordBatch.from_arrays(columns, schema=fields)
 
 
-def _fmt_ms(ms: int) -> str:
-    moment = _dt.datetime.fromtimestamp(ms / 1000, _dt.timezone.utc)
+def _fmt_ms(ms: int, time_zone: str = "UTC") -> str:
+    moment = _dt.datetime.fromtimestamp(ms / 1000, _zone(time_zone))
     return moment.strftime("%Y-%m-%d %H:%M:%S.") + f"{moment.microsecond // 1000:03d}"
 
 
@@ -522,5 +549,11 @@ def _starting_version(value):
     except ValueError:
         version = -1
     if version < 0:
-        raise SqlextError(f"startingVersion must be a version number or 'latest', got {value!r}")
+        raise _illegal_option(value, "startingVersion", "must be greater than or equal to zero")
     return version
+
+
+def _illegal_option(value, name: str, explain: str) -> IllegalArgumentError:
+    """delta-spark's ``DELTA_ILLEGAL_OPTION`` for a read option's value."""
+    return IllegalArgumentError(f"[DELTA_ILLEGAL_OPTION] Invalid value '{value}' for option "
+                                f"'{name}', {explain}", error_class="DELTA_ILLEGAL_OPTION")
