@@ -90,6 +90,8 @@ def test_dbt_on_a_connect_server_starts_no_spark(tmp_path):
     finally:
         server.stop()
     assert STARTING not in out
+    # each connection's server session is released after its results: no late ReleaseExecute
+    assert "SESSION_CLOSED" not in (tmp_path / "server.log").read_text()
     assert "the server at 127.0.0.1" in out and "spark.sql.warehouse.dir" in out
     assert not (tmp_path / "ignored").exists()
     # the connection's session got the profile's setting; the tables are the server's

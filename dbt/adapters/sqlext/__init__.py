@@ -1,5 +1,6 @@
-"""dbt adapter ``type: sqlext``: dbt-spark on an in-process SparkSession, with every statement
-run by ``sqlext.sql``, so models are ACID Delta tables without the Delta Lake jars."""
+"""dbt adapter ``type: sqlext``: dbt-spark on an in-process SparkSession (``method: session``) or
+a running Spark Connect server's (``method: connect``), with every statement run by
+``sqlext.sql``, so models are ACID Delta tables without the Delta Lake jars."""
 
 from dbt.adapters.base import AdapterPlugin
 from dbt.adapters.sqlext.connections import SqlextConnectionManager  # noqa: F401

@@ -10,6 +10,7 @@ connection's server session is released when dbt closes the connection.
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
 import os
 import uuid
@@ -188,6 +189,10 @@ class SqlextConnectionWrapper(SparkConnectionWrapper):
         if self._cursor:
             self._cursor.close()
         if is_connect(self.spark):
+            # stop() releases the server session before it waits for the client's pending
+            # ReleaseExecute calls, which then fail on the server (an error logged per call)
+            concurrent.futures.wait(list(getattr(self.spark.client, "_release_futures", ())),
+                                    timeout=10)
             self.spark.stop()   # releases this connection's session on the server
 
     def rollback(self, *args: Any, **kwargs: Any) -> None:
