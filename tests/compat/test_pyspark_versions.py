@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 VERSIONS = [line.strip() for line in (ROOT / "scripts" / "pyspark-versions.txt").read_text()
             .splitlines() if line.strip() and not line.startswith("#")]
 CORE = ["tests/engine/test_readme_python.py", "tests/sql/test_readme_sql.py",
-        "tests/engine/test_drop_in.py", "tests/changes/test_changes_range.py",
+        "tests/drop_in/test_drop_in.py", "tests/changes/test_changes_range.py",
         *(f"tests/streaming/test_{name}.py" for name in (
             "streaming_sink", "streaming_source", "streaming_source_options", "idempotent_dml",
             "streaming_lines")),
