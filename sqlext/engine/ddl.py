@@ -126,12 +126,16 @@ def create_table(spark: SparkSession, ref: TableRef, definition: TableDefinition
         if definition.query is not None:
             query = definition.query
             df = query() if callable(query) else query
+            _resolve_checks(lambda: df, definition, display, log)
             version = write(spark, df, target.display, "overwrite" if exists else "errorifexists",
                             partitionBy=definition.partition_by, overwriteSchema=exists,
                             configuration=definition.properties, operation=operation,
                             operationParameters=params, tableRef=target,
                             description=definition.comment, replaceTable=replace)
         else:
+            if definition.schema:
+                _resolve_checks(lambda: spark.createDataFrame([], definition.schema), definition,
+                                display, log)
             version = _commit_schema(spark, log, target, definition, operation, params, display)
     except ConcurrentModificationException as exc:
         if not exists:
@@ -142,6 +146,18 @@ def create_table(spark: SparkSession, ref: TableRef, definition: TableDefinition
         after_commit(target.display, None, "registering the table's name in the catalog",
                      lambda: catalog.register(target))
     return version
+
+
+def _resolve_checks(frame: Callable[[], DataFrame], definition: TableDefinition, display: str,
+                    log: DeltaLog) -> None:
+    """Refuse a CHECK constraint among the definition's properties
+    (``delta.constraints.<name>``) that is not a valid condition over the new table's columns
+    (``frame()``)."""
+    checks = check_constraints(definition.properties)
+    if checks:
+        columns, version = frame(), log.snapshot().version if log.exists() else 0
+        for name, text in checks.items():
+            resolve_condition(columns, text, display, version, f"CHECK constraint {name}")
 
 
 def _spark_has_table(spark: SparkSession, ref: TableRef) -> bool:

@@ -1,13 +1,15 @@
 """Model contracts with constraints on ``type: sqlext``: dbt-tests-adapter's constraint suites, as
 dbt-spark (and dbt-databricks) subclass them.
 
-As dbt-spark: the table is created (``create or replace table ... using delta as select``), then
-the model's constraints are added with ``alter table ... add constraint <name> check (...)``
-(model-level ``check`` constraints) and ``alter table ... change column c set not null``
-(column-level ``not_null``); other constraint types are not enforced by Delta (column-level ones
-warn, model-level ones are skipped). sqlext validates the rows already in the table before
-committing a constraint, and enforces the constraints on every later write: an incremental run
-whose rows break them fails and leaves the table as it was.
+The table is created by ``create or replace table ... using delta tblproperties
+('delta.constraints.<name>' = '<expression>', ...) as select``: the contract's ``check``
+constraints, column-level and model-level, are Delta CHECK constraints committed with the rows,
+which are checked against them (a model whose rows break one fails and leaves the previous table
+as it was, unlike dbt-spark, which adds model-level checks after the replace and drops
+column-level ones). Column-level ``not_null`` then becomes ``alter table ... change column c set
+not null``, as on dbt-spark; other constraint types are not enforced by Delta (column-level ones
+warn, model-level ones are skipped). Every later write is checked against the constraints: an
+incremental run whose rows break them fails and leaves the table as it was.
 
 Differences from dbt-tests-adapter's defaults: Spark has no ``text`` type (``string``), and
 quotes identifiers with backticks (double quotes are string literals).
@@ -41,6 +43,8 @@ QUOTED_SCHEMA_YML = _spark_yml(fixtures.model_quoted_column_schema_yml).replace(
 EXPECTED_SQL = """
 create or replace table <model_identifier>
     using delta
+    tblproperties ('delta.constraints.id_check_1' = '(id > 0)',
+                   'delta.constraints.id_check_2' = 'id >= 1')
     as
 select
   id,
@@ -135,15 +139,16 @@ class TestSqlextConstraintsRuntimeDdlEnforcement(BaseConstraintsRuntimeDdlEnforc
         return EXPECTED_SQL
 
     def test__not_null_is_in_the_delta_schema(self, project, spark):
-        """Column-level ``not_null`` becomes the Delta field's nullability; column-level checks
-        are not applied (dbt-spark warns about them)."""
+        """Column-level ``not_null`` becomes the Delta field's nullability, column-level checks
+        Delta CHECK constraints named after their column (dbt-spark warns about them)."""
         unformatted = open(f"{project.project_root}/models/constraints_schema.yml").read()
         with open(f"{project.project_root}/models/constraints_schema.yml", "w") as fh:
             fh.write(unformatted.replace("{schema}", project.test_schema))
         run_dbt(["run", "-s", "+my_model"])
         checks, nullable = _table(spark, project, "my_model")
         assert nullable == {"id": False, "color": True, "date_day": True}
-        assert checks == {}
+        assert checks == {"delta.constraints.id_check_1": "(id > 0)",
+                          "delta.constraints.id_check_2": "id >= 1"}
 
 
 class TestSqlextIncrementalConstraintsRuntimeDdlEnforcement(
@@ -168,7 +173,7 @@ class TestSqlextModelConstraintsRuntimeEnforcement(BaseModelConstraintsRuntimeEn
 
     @pytest.fixture(scope="class")
     def expected_sql(self):
-        return EXPECTED_SQL
+        return EXPECTED_SQL.replace("id_check_", "check_")
 
     def test__model_checks_are_delta_constraints(self, project, spark):
         """Model-level checks become ``delta.constraints.*``; a second run replaces the table and
@@ -197,6 +202,7 @@ class TestSqlextConstraintQuotedColumn(BaseConstraintQuotedColumn):
         return """
 create or replace table <model_identifier>
     using delta
+    tblproperties ('delta.constraints.check_1' = '(`from` = \\'blue\\')')
     as
 select
   id,
@@ -217,8 +223,9 @@ from
 
 
 class TestSqlextConstraintsRollback(BaseConstraintsRollback):
-    """As on dbt-spark: the table is replaced before its constraints are added, so a model whose
-    new rows break them fails after the replace (the table holds the new rows, 'red')."""
+    """Better than dbt-spark: the NULL id breaks the column's CHECK constraint ``(id > 0)`` (NULL
+    breaks a CHECK), which the replacing statement checks, so nothing is committed and the
+    table keeps its rows ('blue'; on dbt-spark the table is replaced, 'red')."""
 
     @pytest.fixture(scope="class")
     def models(self):
@@ -227,11 +234,11 @@ class TestSqlextConstraintsRollback(BaseConstraintsRollback):
 
     @pytest.fixture(scope="class")
     def expected_color(self):
-        return "red"
+        return "blue"
 
     @pytest.fixture(scope="class")
     def expected_error_messages(self):
-        return ["violate the new NOT NULL constraint on id"]
+        return ["CHECK constraint id_check_1 ((id > 0)) violated", "Nothing was committed"]
 
 
 class TestSqlextIncrementalConstraintsRollback(BaseIncrementalConstraintsRollback):

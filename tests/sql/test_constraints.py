@@ -186,6 +186,30 @@ def test_create_or_replace_drops_check_constraints(spark, table):
     sqlext.sql(spark, "ALTER TABLE t ADD CONSTRAINT p CHECK (id > 0)")
 
 
+def test_create_with_check_constraint_properties_checks_its_own_rows(spark, schema, table):
+    """CHECK constraints given as ``TBLPROPERTIES ('delta.constraints.<name>' = 'expr')`` of a
+    CREATE [OR REPLACE] TABLE ... AS SELECT (how the dbt adapter builds a contract's checks) are
+    committed with the rows, which are checked against them: a violating row commits nothing.
+    An expression that is not a condition over the new columns is refused before any job."""
+    replace = ("CREATE OR REPLACE TABLE t USING delta TBLPROPERTIES "
+               "('delta.constraints.p' = 'id > 0') AS SELECT {} AS id, 'x' AS name")
+    _refused(spark, table, lambda: sqlext.sql(spark, replace.format(-1)),
+             "CHECK constraint p (id > 0) violated by row with values: - id : -1")
+    assert _ids(spark, table) == [1, 2]
+    sqlext.sql(spark, replace.format(3))
+    snapshot = _log(spark, table).snapshot()
+    assert snapshot.configuration["delta.constraints.p"] == "id > 0"
+    with pytest.raises(AnalysisException, match="CHECK constraint q condition 'nope > 0' is "
+                                                "invalid.*Columns of the table: id"):
+        sqlext.sql(spark, "CREATE OR REPLACE TABLE t USING delta TBLPROPERTIES "
+                          "('delta.constraints.q' = 'nope > 0') AS SELECT 1 AS id")
+    with pytest.raises(AnalysisException, match="CHECK constraint q condition 'nope > 0'"):
+        sqlext.sql(spark, "CREATE TABLE u (id INT) USING delta TBLPROPERTIES "
+                          "('delta.constraints.q' = 'nope > 0')")
+    assert _log(spark, table).snapshot().version == snapshot.version
+    assert Catalog(spark).lookup(schema, "u") is None
+
+
 # --- enforcement on each write path ---------------------------------------------------------------
 
 

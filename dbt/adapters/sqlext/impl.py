@@ -11,19 +11,21 @@ from dataclasses import dataclass
 from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 from dbt.adapters.base import BaseRelation, available
+from dbt.adapters.base.impl import ConstraintSupport
 from dbt.adapters.contracts.connection import AdapterResponse
 from dbt.adapters.contracts.relation import RelationConfig, RelationType
 from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.spark.column import SparkColumn
 from dbt.adapters.spark.impl import (GET_COLUMNS_IN_RELATION_RAW_MACRO_NAME,
                                      TABLE_OR_VIEW_NOT_FOUND_MESSAGES, SparkAdapter, SparkConfig)
+from dbt_common.contracts.constraints import ConstraintType
 from dbt_common.exceptions import DbtRuntimeError
 from pyspark.sql import SparkSession
 from typing_extensions import TypeAlias
 
 from sqlext.errors import SqlextError, TableNotFoundError
 
-from dbt.adapters.sqlext import introspection, predicates
+from dbt.adapters.sqlext import contracts, introspection, predicates
 from dbt.adapters.sqlext.connections import SqlextConnectionManager
 from dbt.adapters.sqlext.relation import SqlextRelation
 
@@ -54,6 +56,12 @@ class SqlextAdapter(SparkAdapter):
     Relation: TypeAlias = SqlextRelation  # type: ignore[assignment]
     ConnectionManager: TypeAlias = SqlextConnectionManager  # type: ignore[assignment]
     AdapterSpecificConfigs: TypeAlias = SqlextConfig  # type: ignore[assignment]
+
+    #: Delta enforces CHECK and NOT NULL constraints on every write (dbt-core's view of what a
+    #: contract's removed constraint means for ``state:modified``)
+    CONSTRAINT_SUPPORT = {**SparkAdapter.CONSTRAINT_SUPPORT,
+                          ConstraintType.check: ConstraintSupport.ENFORCED,
+                          ConstraintType.not_null: ConstraintSupport.ENFORCED}
 
     @available
     def valid_incremental_strategies(self) -> List[str]:
@@ -181,6 +189,25 @@ class SqlextAdapter(SparkAdapter):
                    if row.get("comment")}
         details = {row["col_name"]: row["data_type"] for row in dict_rows[pos + 1:]}
         return details.get("Comment") or None, columns
+
+    @available
+    def sqlext_contract_checks(self, model: Dict[str, Any]) -> Dict[str, str]:
+        """``{name: expression}`` of the model's contract's check constraints (see
+        :mod:`~dbt.adapters.sqlext.contracts`)."""
+        return contracts.check_constraints(model)
+
+    @available
+    def sqlext_tblproperties(self, configured: Optional[Dict[str, Any]],
+                             checks: Optional[Dict[str, str]]) -> str:
+        """The model's ``tblproperties (...)`` clause, its contract's checks included."""
+        return contracts.tblproperties_sql(configured, checks)
+
+    @available
+    def sqlext_contract_drift(self, relation: BaseRelation, checks: Dict[str, str]) -> List[str]:
+        """How the Delta table's CHECK constraints differ from ``checks`` (empty: they agree, or
+        the relation is not a Delta table sqlext registers)."""
+        facts = self.delta_table_facts(relation)
+        return [] if facts is None else contracts.drift(checks, facts.checks)
 
     @available
     def sqlext_qualify_predicates(self, incremental_predicates: Any, alias: str) -> List[str]:

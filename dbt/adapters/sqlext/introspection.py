@@ -8,11 +8,12 @@ schema (tables of other formats, Spark views); a name sqlext knows wins over Spa
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from pyspark.sql import SparkSession
 
 from sqlext.catalog import Catalog, ViewStore
+from sqlext.engine.constraints import check_constraints
 from sqlext.engine.schemas import spark_schema
 from sqlext.errors import SqlextError
 from sqlext.log.table import DeltaLog
@@ -39,10 +40,12 @@ class TableColumn:
 
 @dataclass(frozen=True)
 class DeltaTableFacts:
-    """A Delta table's columns (top level, in order) and its comment."""
+    """A Delta table's columns (top level, in order), its comment and its CHECK constraints
+    (``{name: expression}``)."""
 
     columns: tuple[TableColumn, ...]
     comment: str | None
+    checks: dict[str, str] = field(default_factory=dict)
 
 
 def list_relations(spark: SparkSession, schema: str) -> list[ListedRelation]:
@@ -61,7 +64,7 @@ def list_relations(spark: SparkSession, schema: str) -> list[ListedRelation]:
 
 
 def delta_table_facts(spark: SparkSession, schema: str, name: str) -> DeltaTableFacts | None:
-    """The columns and comment of the Delta table sqlext registers as ``schema.name``; None when
+    """The columns, comment and constraints of the Delta table sqlext registers as ``schema.name``; None when
     the name is a sqlext view or not a registered table (the caller asks Spark instead).
 
     Raises :class:`TableNotFoundError` when the registered table's log is gone, and the log's
@@ -77,7 +80,8 @@ def delta_table_facts(spark: SparkSession, schema: str, name: str) -> DeltaTable
     metadata = DeltaLog(ref.location, name=ref.display).snapshot().metadata
     columns = tuple(TableColumn(f.name, f.dataType.simpleString(), (f.metadata or {}).get("comment"))
                     for f in spark_schema(metadata.schema_string).fields)
-    return DeltaTableFacts(columns, metadata.description or None)
+    return DeltaTableFacts(columns, metadata.description or None,
+                           check_constraints(metadata.configuration))
 
 
 def _has_snapshot(location: str, display: str) -> bool:

@@ -26,6 +26,67 @@
 {%- endmacro %}
 
 
+{#-- The model's tblproperties, and with an enforced contract (on a Delta table) its check
+     constraints as Delta CHECK constraints `delta.constraints.<name>`
+     (dbt/adapters/sqlext/contracts.py): the create or replace that builds the table commits
+     them with its rows, checked against them, and drops those the contract no longer has. --#}
+{% macro sqlext__tblproperties_clause() -%}
+  {{ adapter.sqlext_tblproperties(config.get('tblproperties'), sqlext_contract_checks()) }}
+{%- endmacro %}
+
+
+{#-- {name: expression} of the model's enforced contract's check constraints ({} without one) --#}
+{% macro sqlext_contract_checks() %}
+  {%- set contract_config = config.get('contract') -%}
+  {%- if contract_config and contract_config.enforced and sqlext_file_format() == 'delta' -%}
+    {{ return(adapter.sqlext_contract_checks(model)) }}
+  {%- endif -%}
+  {{ return({}) }}
+{% endmacro %}
+
+
+{#-- After the table is built: its checks came with it (above); column-level not_null becomes
+     `alter table ... change column c set not null`, as on dbt-spark. Delta does not enforce
+     unique, primary_key or foreign_key: column-level ones are warned about, model-level ones
+     skipped, as on dbt-spark. --#}
+{% macro sqlext__persist_constraints(relation, model) %}
+  {%- set contract_config = config.get('contract') -%}
+  {% if contract_config.enforced and sqlext_file_format() == 'delta' %}
+    {% do alter_column_set_constraints(relation, model.columns) %}
+  {% endif %}
+{% endmacro %}
+
+
+{% macro sqlext__alter_column_set_constraints(relation, column_dict) %}
+  {% for column_name in column_dict %}
+    {% for constraint in column_dict[column_name]['constraints'] %}
+      {% if constraint.type == 'not_null' %}
+        {% set quoted_name = adapter.quote(column_name) if column_dict[column_name]['quote'] else column_name %}
+        {% call statement() %}
+          alter table {{ relation }} change column {{ quoted_name }} set not null
+        {% endcall %}
+      {% elif constraint.type != 'check' %}
+        {{ exceptions.warn('Constraint ' ~ constraint.type ~ ' on column ' ~ column_name ~ ' of ' ~ relation ~ ' is not enforced: Delta enforces not_null and check constraints only.') }}
+      {% endif %}
+    {% endfor %}
+  {% endfor %}
+{% endmacro %}
+
+
+{#-- An incremental run keeps the table's CHECK constraints (they check this run's rows); warn
+     when the contract's differ from them: the next full build makes them the contract's. --#}
+{% macro sqlext_warn_contract_drift(relation) %}
+  {%- set checks = sqlext_contract_checks() -%}
+  {%- set contract_config = config.get('contract') -%}
+  {%- if contract_config and contract_config.enforced and sqlext_file_format() == 'delta' -%}
+    {%- set differences = adapter.sqlext_contract_drift(relation, checks) -%}
+    {%- if differences -%}
+      {{ exceptions.warn('The check constraints of ' ~ relation ~ ' differ from its contract: ' ~ differences | join('; ') ~ '. An incremental run keeps those the table has; run with --full-refresh to build it with those of the contract.') }}
+    {%- endif -%}
+  {%- endif -%}
+{% endmacro %}
+
+
 {#-- using <format>, options, tblproperties, partitioned by, clustered by, location, comment --#}
 {% macro sqlext_table_clauses() -%}
   {{ file_format_clause() }}

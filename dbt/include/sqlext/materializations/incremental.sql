@@ -56,6 +56,7 @@
       {{ create_table_as(True, tmp_relation, compiled_code, language) }}
     {%- endcall -%}
     {%- do process_schema_changes(on_schema_change, tmp_relation, existing_relation) -%}
+    {%- do sqlext_warn_contract_drift(target_relation) -%}
     {%- if strategy == 'insert_overwrite' and partition_by -%}
       {%- call statement() -%}
         set spark.sql.sources.partitionOverwriteMode = DYNAMIC
