@@ -70,12 +70,14 @@ def _decode(value):
 class Pending:
     """A request sent and not yet answered; :meth:`result` waits for the answer."""
 
-    def __init__(self, owner: "DeltaSpark", request_id: int):
+    def __init__(self, owner: "DeltaSpark", request_id: int, then=None):
         self._owner = owner
         self._id = request_id
+        self._then = then
 
     def result(self):
-        return self._owner._receive(self._id)
+        answer = self._owner._receive(self._id)
+        return self._then(answer) if self._then else answer
 
 
 class DeltaSpark:
@@ -153,11 +155,16 @@ class DeltaSpark:
         """Run Python in the worker (``spark``, ``DeltaTable``, ``F`` in scope); ``result``."""
         return self.request("exec", code=code)
 
+    def submit_batch(self, requests) -> Pending:
+        """:meth:`batch` without waiting: its ``result()`` is the list of answers."""
+        pending = self.submit("batch", requests=[{"op": op, **fields} for op, fields in requests])
+        return Pending(self, pending._id, then=lambda answers: [
+            DeltaSparkError(a["error"]) if "error" in a else _decode(a["ok"]) for a in answers])
+
     def batch(self, requests, check: bool = False) -> list:
         """Run ``[(op, fields), ...]`` in one round trip; each item a value or a DeltaSparkError
         (with ``check``, the first error is raised instead)."""
-        answers = self.request("batch", requests=[{"op": op, **fields} for op, fields in requests])
-        answers = [DeltaSparkError(a["error"]) if "error" in a else _decode(a["ok"]) for a in answers]
+        answers = self.submit_batch(requests).result()
         errors = [a for a in answers if isinstance(a, DeltaSparkError)]
         if check and errors:
             raise errors[0]
