@@ -12,6 +12,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from sqlext.errors import SchemaMismatchError
+from sqlext.log import type_widening
 from sqlext.log.generated import GENERATION_EXPRESSION, IDENTITY_PREFIX
 
 # data types a column may be cast up to silently when written (the table's type never changes)
@@ -72,8 +73,20 @@ class WritePlan:
     columns: list                       # Column expressions producing the table's columns
 
 
+def widened_field(field: T.StructField, data_type: T.DataType) -> T.StructField | None:
+    """``field`` widened to ``data_type`` with the change recorded in its metadata (type
+    widening's schema evolution), or None when Delta does not widen that way."""
+    old, new = field.dataType.jsonValue(), data_type.jsonValue()
+    if old == new or not (isinstance(old, str) and isinstance(new, str)
+                          and type_widening.is_supported(old, new)):
+        return None
+    recorded = {"metadata": dict(field.metadata or {})}
+    type_widening.record(recorded, old, new)
+    return T.StructField(field.name, data_type, field.nullable, recorded["metadata"])
+
+
 def _merge_struct(table: T.StructType, data: T.StructType, merge: bool, where: str,
-                  table_name: str) -> tuple[T.StructType, bool]:
+                  table_name: str, widen: bool = False) -> tuple[T.StructType, bool]:
     fields = list(table.fields)
     by_name = {f.name.lower(): i for i, f in enumerate(fields)}
     changed = False
@@ -86,11 +99,23 @@ def _merge_struct(table: T.StructType, data: T.StructType, merge: bool, where: s
         tf = fields[i]
         if isinstance(tf.dataType, T.StructType) and isinstance(f.dataType, T.StructType):
             merged, sub_changed = _merge_struct(tf.dataType, f.dataType, merge,
-                                                f"{where}{tf.name}.", table_name)
+                                                f"{where}{tf.name}.", table_name, widen)
             if sub_changed:
                 fields[i] = T.StructField(tf.name, merged, tf.nullable, tf.metadata)
                 changed = True
         elif not same_type(tf.dataType, f.dataType) and not _can_upcast(f.dataType, tf.dataType):
+            widened = widened_field(tf, f.dataType) if widen else None
+            if widened is not None and merge:
+                fields[i], changed = widened, True
+                continue
+            if widened is not None:
+                raise SchemaMismatchError(
+                    f"table {table_name}: column {where}{tf.name} has type "
+                    f"{tf.dataType.simpleString()} but the data has "
+                    f"{f.dataType.simpleString()}; the table's type widening allows widening "
+                    "it: write with mergeSchema=True (SQL: set "
+                    "spark.databricks.delta.schema.autoMerge.enabled), or cast the column to "
+                    "the table's type. The table is unchanged.", table=table_name)
             raise SchemaMismatchError(
                 f"table {table_name}: column {where}{tf.name} has type "
                 f"{tf.dataType.simpleString()} but the data has {f.dataType.simpleString()}. "
@@ -149,11 +174,14 @@ def quoted_column(name: str):
 
 
 def plan_write(df: DataFrame, table_schema: T.StructType | None, merge_schema: bool,
-               table_name: str) -> WritePlan:
+               table_name: str, widen_types: bool = False) -> WritePlan:
     """Check ``df`` against the table's schema and build the column expressions to write.
 
     Missing columns are written as NULL, safe upcasts are applied, extra columns need
-    ``merge_schema``; anything else raises :class:`SchemaMismatchError`.
+    ``merge_schema``; with ``widen_types`` (the table's type widening is on) and
+    ``merge_schema``, a column (or struct field) whose data type is a Delta widening of the
+    table's takes the data's type, the change recorded in ``delta.typeChanges``; anything else
+    raises :class:`SchemaMismatchError`.
     """
     names = [f.name.lower() for f in df.schema.fields]
     dupes = {n for n in names if names.count(n) > 1}
@@ -166,7 +194,8 @@ def plan_write(df: DataFrame, table_schema: T.StructType | None, merge_schema: b
             for f in df.schema.fields])
         return WritePlan(schema, True, [_aligned(quoted_column(f.name), f.dataType, t.dataType)
                                         .alias(f.name) for f, t in zip(df.schema.fields, schema)])
-    merged, changed = _merge_struct(table_schema, df.schema, merge_schema, "", table_name)
+    merged, changed = _merge_struct(table_schema, df.schema, merge_schema, "", table_name,
+                                    widen_types)
     source = {f.name.lower(): f for f in df.schema.fields}
     columns = []
     for f in merged.fields:

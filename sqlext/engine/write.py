@@ -40,6 +40,7 @@ from sqlext.log.pruning import Pruner, only_partition_columns, parse_predicate
 from sqlext.log.table import DeltaLog
 from sqlext.log.table_properties import CHANGE_DATA_FEED
 from sqlext.log.transaction import now_ms
+from sqlext.log import type_widening
 
 _MODES = {"append": "Append", "overwrite": "Overwrite", "error": "ErrorIfExists",
           "errorifexists": "ErrorIfExists", "default": "ErrorIfExists", "ignore": "Ignore"}
@@ -125,7 +126,9 @@ def _write_once(spark, df, ref: TableRef, mode, partition_by, replace_where, mer
     old_pcols = snapshot.partition_columns if snapshot else []
     pcols = _partition_columns(ref, old_pcols, partition_by, replace_schema)
     table_schema = None if replace_schema else spark_schema(snapshot.metadata.schema_string)
-    plan = plan_write(df, table_schema, merge_schema, ref.display)
+    widen = table_schema is not None and type_widening.enabled(snapshot.configuration) \
+        and type_widening.supported(snapshot.protocol)
+    plan = plan_write(df, table_schema, merge_schema, ref.display, widen_types=widen)
     names = {f.name.lower(): f.name for f in plan.table_schema.fields}
     missing = [c for c in pcols if c.lower() not in names]
     if missing:

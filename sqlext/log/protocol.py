@@ -18,17 +18,22 @@ narrower types of older files as the wider table type), variant columns, shredde
 (``variantShredding``: Spark 4's parquet reader rebuilds each variant from its ``typed_value``
 columns). In-commit timestamps are read and written; domain metadata is kept. Row tracking is
 written (:mod:`sqlext.log.row_tracking`: fresh row ids and commit versions, the
-``delta.rowTracking`` domain). Clustering, Iceberg compatibility, type widening, variant and
-variant shredding are read-only: a write is refused.
+``delta.rowTracking`` domain). Clustering, Iceberg compatibility, variant and
+variant shredding are read-only: a write is refused. Type widening is written too
+(:mod:`sqlext.log.type_widening`: ``delta.enableTypeWidening`` adds the feature, ALTER COLUMN
+TYPE and schema evolution widen types).
 """
 
 from __future__ import annotations
+
+import json
 
 from sqlext.errors import UnsupportedTableFeatureError
 from sqlext.log import table_properties as props
 from sqlext.log.actions import Metadata, Protocol
 from sqlext.log.column_mapping import MODES, mapping_mode
 from sqlext.log.generated import schema_features
+from sqlext.log import type_widening
 
 MAX_READER_VERSION = 3
 MAX_WRITER_VERSION = 7
@@ -44,7 +49,7 @@ SUPPORTED_WRITER_FEATURES = {"appendOnly", "changeDataFeed", "timestampNtz", "va
                              "inCommitTimestamp", "invariants", "checkConstraints",
                              "domainMetadata", "v2Checkpoint", "columnMapping",
                              "deletionVectors", "generatedColumns", "identityColumns",
-                             "rowTracking"}
+                             "rowTracking", "typeWidening"}
 
 _LEGACY_WRITER_FEATURES = {
     2: {"appendOnly", "invariants"},
@@ -124,6 +129,8 @@ def check_readable(table: str, version: int, protocol: Protocol, metadata: Metad
     missing = unsupported_reader_features(protocol, metadata)
     if missing:
         raise UnsupportedTableFeatureError(_message(table, version, protocol, missing, "read"))
+    if metadata is not None and type_widening.TYPE_CHANGES_KEY in (metadata.schema_string or ""):
+        type_widening.check_readable(table, version, protocol, json.loads(metadata.schema_string))
 
 
 def check_writable(table: str, version: int, protocol: Protocol, metadata: Metadata | None) -> None:
@@ -159,11 +166,13 @@ def _configured_features(configuration: dict[str, str],
         features.add("columnMapping")
     if props.DELETION_VECTORS.of(configuration):
         features.add("deletionVectors")
+    if type_widening.enabled(configuration):
+        features.add("typeWidening")
     return features
 
 
 # features that need a table-features protocol (reader 3 / writer 7) and are reader features too
-_READER_WRITER_FEATURES = {"deletionVectors"}
+_READER_WRITER_FEATURES = {"deletionVectors", "typeWidening"}
 
 
 def _column_mapping_active_conf(configuration: dict[str, str]) -> bool:

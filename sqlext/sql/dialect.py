@@ -260,8 +260,23 @@ class Sqlext(Spark):
                 return self.expression(exp.AlterColumn(this=column, allow_null=False))
             if column is not None and self._match_text_seq("DROP", "NOT", "NULL"):
                 return self.expression(exp.AlterColumn(this=column, drop=True, allow_null=True))
+            nested = self._parse_nested_type_change(column)
+            if nested is not None:
+                return nested
             self._retreat(index)
             return super()._parse_alter_table_change()
+
+        def _parse_nested_type_change(self, column) -> exp.Expr | None:
+            """``s.x TYPE t`` after ``ALTER|CHANGE [COLUMN]``: a nested field's type change
+            (struct field, ``element``, ``key``, ``value``), which sqlglot does not parse."""
+            parts = [column]
+            while column is not None and self._match(TokenType.DOT):
+                parts.append(self._parse_field(any_token=True))
+            if len(parts) < 2 or None in parts or not self._match_text_seq("TYPE"):
+                return None
+            head = list(reversed(parts[:4]))
+            path = exp.column(*head, fields=parts[4:] or None)
+            return self.expression(exp.AlterColumn(this=path, dtype=self._parse_types()))
 
         def _parse_alter_table_alter(self) -> exp.Expr | None:
             """Delta's ``ALTER [COLUMN] c SYNC IDENTITY``; other forms as sqlglot's."""
@@ -270,6 +285,9 @@ class Sqlext(Spark):
             column = self._parse_field(any_token=True)
             if column is not None and self._match_text_seq("SYNC", "IDENTITY"):
                 return self.expression(nodes.SyncIdentity(this=column))
+            nested = self._parse_nested_type_change(column)
+            if nested is not None:
+                return nested
             self._retreat(index)
             return super()._parse_alter_table_alter()
 

@@ -17,6 +17,7 @@ from sqlext.catalog import CATALOG_DIR, DEFAULT_SCHEMA, TableRef, has_delta_log
 from sqlext.engine import ddl
 from sqlext.engine.conditions import with_sql_text
 from sqlext.engine.io.storage_bridge import remove_tree
+from sqlext.engine.type_changes import change_column_type
 from sqlext.errors import (AnalysisException, TableNotFoundError,
                            UnsupportedOperationError)
 from sqlext.sql import plan as P
@@ -30,7 +31,9 @@ ALTER_SUPPORTED = ("ALTER TABLE t ADD COLUMNS (c type, ...), ALTER TABLE t SET T
                    "COMMENT '...', ALTER TABLE t ALTER COLUMN c COMMENT '...', ALTER TABLE t "
                    "ADD CONSTRAINT name CHECK (expr), ALTER TABLE t DROP CONSTRAINT [IF EXISTS] "
                    "name, ALTER TABLE t ALTER|CHANGE COLUMN c SET|DROP NOT NULL, ALTER TABLE t "
-                   "ALTER|CHANGE COLUMN c SYNC IDENTITY, and with "
+                   "ALTER|CHANGE COLUMN c SYNC IDENTITY, ALTER|CHANGE COLUMN c TYPE t "
+                   "(type widening; nested fields too: s.x, a.element, m.key, m.value), and "
+                   "with "
                    "delta.columnMapping.mode = 'name': ALTER TABLE t RENAME COLUMN a TO b, "
                    "ALTER TABLE t DROP COLUMN[S] [IF EXISTS] c | (c, d)")
 # the arguments of an ALTER COLUMN that only sets or drops NOT NULL
@@ -97,6 +100,10 @@ def plan_alter(resolver: Resolver, stmt: exp.Alter) -> P.Plan | None:
         return _plan(lambda: ddl.set_properties(spark, ref, props))
     if isinstance(action, exp.AlterRename):
         return _plan(lambda: _rename(resolver, table, ref, action.this))
+    if isinstance(action, exp.AlterColumn) and action.args.get("dtype") is not None \
+            and not action.args.get("comment"):
+        path, dtype = _type_change(spark, ref, action)
+        return _plan(lambda: change_column_type(spark, ref, path, dtype))
     if isinstance(action, exp.AlterColumn) and action.args.get("comment") is not None:
         return _plan(lambda: _set_comment(spark, ref, action))
     if isinstance(action, exp.AlterColumn) and action.args.get("allow_null") is not None \
@@ -170,6 +177,22 @@ def _check_constraint(action: exp.AddConstraint, ref: TableRef) -> tuple[str, ex
             "FOREIGN KEY and UNIQUE are not supported (Delta does not enforce them)")
     check = kinds[0].this
     return constraint.name, with_sql_text(check, splice.render(check).text)
+
+
+def _type_change(spark: SparkSession, ref: TableRef, action: exp.AlterColumn):
+    """The field path and Spark type of ``ALTER COLUMN c TYPE t`` / ``CHANGE [COLUMN] c c t``
+    (a new name in CHANGE is refused: renaming needs RENAME COLUMN)."""
+    path = _field_path(action.this, ref)
+    new_name = action.args.get("rename_to")
+    if new_name is not None and new_name.name.lower() != path[-1].lower():
+        raise UnsupportedOperationError(f"ALTER TABLE {ref.display} CHANGE COLUMN {path[-1]}: "
+                                        f"renaming a column ({path[-1]} to {new_name.name}) is "
+                                        "not supported here (use RENAME COLUMN); the table is "
+                                        "unchanged")
+    dtype = struct_from_columns(spark, [exp.ColumnDef(this=exp.to_identifier(path[-1]),
+                                                      kind=action.args["dtype"].copy())],
+                                ref.display).fields[0].dataType
+    return path, dtype
 
 
 def _set_comment(spark: SparkSession, ref: TableRef, action: exp.AlterColumn) -> int:

@@ -218,7 +218,7 @@ def test_v2_checkpoint_table_change_feed_and_timestamp_travel(spark, built):
     assert_same_rows(sqlext.read(spark, str(path), timestampAsOf=at), _version(built["v2json"], 3))
 
 
-def test_type_widened_columns_read_as_the_wider_type(spark, built):
+def test_type_widened_columns_read_as_the_wider_type(spark, built, tmp_path):
     """Files written before ``ALTER TABLE ... CHANGE COLUMN ... TYPE`` hold the narrower type
     (byte, short, int, float, date, decimal(5,2), a partition column int): every version reads
     as delta-spark reads it, old files in the version's (wider) type; filters prune correctly
@@ -242,14 +242,18 @@ def test_type_widened_columns_read_as_the_wider_type(spark, built):
         got = sqlext.read(spark, str(path), filter=condition).count()
         assert got == expected, condition
     assert latest.num_rows == 3
-    _assert_refused_tw(spark, path)
+    _assert_written_tw(spark, path, tmp_path)
 
 
-def _assert_refused_tw(spark, path):
-    before = sorted(os.listdir(path / "_delta_log"))
-    with pytest.raises(UnsupportedTableFeatureError, match="typeWidening"):
-        sqlext.sql(spark, f"DELETE FROM {delta_path(path)} WHERE b = 1")
-    assert sorted(os.listdir(path / "_delta_log")) == before
+def _assert_written_tw(spark, path, tmp_path):
+    """sqlext writes type widening tables (tests/deltaspark/test_deltaspark_type_widening.py):
+    a DELETE rewrites an old file in the wider types."""
+    copy = tmp_path / "tw"
+    shutil.copytree(path, copy)
+    sqlext.sql(spark, f"DELETE FROM {delta_path(copy)} WHERE b = 1")
+    rows = sqlext.read(spark, str(copy)).collect()
+    assert sorted(r.b for r in rows) == [-5, 300]
+    assert dict(sqlext.read(spark, str(copy)).dtypes)["d"] == "timestamp_ntz"
 
 
 def _spark_types(table: pa.Table) -> list[str]:

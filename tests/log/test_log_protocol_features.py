@@ -170,8 +170,8 @@ def test_domain_metadata_survives_a_sqlext_checkpoint(tmp_path):
 
 def test_feature_sets_are_honest():
     """Read: V2 checkpoints, type widening, variant. Write: features sqlext cannot honour are
-    refused by name, generated and identity columns and row tracking are written; domain metadata
-    is kept, V2 checkpoints written."""
+    refused by name, generated and identity columns, row tracking and type widening are written;
+    domain metadata is kept, V2 checkpoints written."""
     def proto(features):
         return Protocol(3, 7, [f for f in features if f in ("v2Checkpoint", "typeWidening",
                                                            "variantType", "deletionVectors")],
@@ -179,13 +179,13 @@ def test_feature_sets_are_honest():
     for feature in ("v2Checkpoint", "typeWidening", "variantType", "typeWidening-preview",
                     "variantType-preview", "variantShredding", "variantShredding-preview"):
         check_readable("t", 0, Protocol(3, 7, [feature], [feature]), None)
-    for feature in ("typeWidening", "variantType", "variantShredding-preview", "clustering",
+    for feature in ("variantType", "variantShredding-preview", "clustering",
                     "icebergCompatV1", "icebergCompatV2"):
         with pytest.raises(UnsupportedTableFeatureError, match=feature):
             check_writable("t", 0, proto([feature]), None)
     assert unsupported_writer_features(
         proto(["domainMetadata", "inCommitTimestamp", "v2Checkpoint", "generatedColumns",
-               "identityColumns", "rowTracking"]), None) == []
+               "identityColumns", "rowTracking", "typeWidening"]), None) == []
     # legacy writer 6 (identity and generated columns implied) is writable too
     assert unsupported_writer_features(Protocol(1, 6), None) == []
     with pytest.raises(UnsupportedTableFeatureError, match="futureFeature"):

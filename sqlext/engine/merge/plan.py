@@ -33,9 +33,10 @@ from sqlext.engine.merge.clauses import (KIND_NAMES, MATCHED, NOT_MATCHED, NOT_M
                                          Clause)
 from sqlext.engine.generated import (computed_columns, refuse_explicit_identity,
                                      refuse_identity_update)
-from sqlext.engine.schemas import quote_identifier, spark_schema, written_metadata
+from sqlext.engine.schemas import quote_identifier, spark_schema, widened_field, written_metadata
 from sqlext.engine.session import is_connect
 from sqlext.errors import AnalysisException
+from sqlext.log import type_widening
 from sqlext.log.snapshot import Snapshot
 
 OPERATION = "MERGE"
@@ -184,7 +185,7 @@ class MergePlan:
 
     @property
     def schema_changed(self) -> bool:
-        return len(self.new_schema.fields) != len(self.old_schema.fields)
+        return self.new_schema != self.old_schema
 
     def parameters(self) -> dict:
         """delta-spark's ``operationParameters`` of a MERGE."""
@@ -225,11 +226,26 @@ class MergePlan:
                     name = self._key_name(key)
                     if name.lower() not in self._old and name.lower() in self._src:
                         added.setdefault(name.lower(), self._src[name.lower()])
-        fields = list(self.old_schema.fields)
+        fields = [self._widened(f, clauses) for f in self.old_schema.fields]
         for f in added.values():
             dt = T.StringType() if isinstance(f.dataType, T.NullType) else f.dataType
             fields.append(T.StructField(f.name, dt, True, written_metadata(f.metadata)))
         return T.StructType(fields)
+
+    def _widened(self, field: T.StructField, clauses: tuple[Clause, ...]) -> T.StructField:
+        """``field`` widened to its source column's type when schema evolution is on, the
+        table's type widening is enabled, a clause sets it from that column (``*``, or
+        ``c = s.c``) and the change is a Delta widening (delta-spark's MERGE type evolution)."""
+        source = self._src.get(field.name.lower())
+        conf = self.snapshot.metadata.configuration
+        if not (self.schema_evolution and source is not None and type_widening.enabled(conf)
+                and type_widening.supported(self.snapshot.protocol)):
+            return field
+        sets = any(c.star or any(self._key_name(k).lower() == field.name.lower()
+                                 for k, _ in c.assignments or ())
+                   for c in clauses if c.action != "delete" and c.kind != NOT_MATCHED_BY_SOURCE)
+        widened = widened_field(field, source.dataType) if sets else None
+        return widened or field
 
     def _key_name(self, key: str) -> str:
         """A ``set``/``values`` key without the target alias and quotes (parts joined by dots
