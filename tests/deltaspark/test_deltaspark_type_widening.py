@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 
 import pytest
 
@@ -130,8 +131,6 @@ def test_change_feed_across_the_widening(spark, widened):
 
 def test_merge_after_the_widening_matches_delta_spark(spark, delta_spark, widened, tmp_path):
     """MERGE into the widened table (old and new files) gives delta-spark's rows."""
-    import shutil
-
     ours, theirs = tmp_path / "ours", tmp_path / "theirs"
     shutil.copytree(widened["path"], ours)
     shutil.copytree(widened["path"], theirs)
