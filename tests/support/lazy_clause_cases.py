@@ -6,6 +6,12 @@ both engines. Run on delta-spark 4.4 and sqlext by
 ``tests/deltaspark/test_deltaspark_lazy_clause_values.py``, on sqlext alone by
 ``tests/dml/test_lazy_clause_values.py``.
 
+delta-spark evaluates every clause's *condition* for every joined row (a WHEN MATCHED condition
+also for an unmatched source row, and after an earlier clause took the row); sqlext evaluates a
+WHEN MATCHED condition only for matched rows no earlier clause took, so those cases succeed on
+sqlext only (``sqlext_succeeds``). WHEN NOT MATCHED [BY SOURCE] conditions are evaluated for every
+row of their side in both.
+
 Every case starts from :data:`TABLE` with :data:`ROWS`: row 3's ``b`` does not fit
 ``DECIMAL(10,2)``, row 2's ``b`` is 0.
 """
@@ -31,6 +37,12 @@ class Case:
     sql: str                  # on {t}
     succeeds: bool = True     # what delta-spark 4.4 does (measured)
     deletion_vectors: bool = False
+    #: where sqlext differs (None: it does what delta-spark does)
+    sqlext_succeeds: bool | None = None
+
+    @property
+    def succeeds_on_sqlext(self) -> bool:
+        return self.succeeds if self.sqlext_succeeds is None else self.sqlext_succeeds
 
 
 def src(*rows: tuple) -> str:
@@ -117,6 +129,66 @@ CASES = [
          f"UPDATE {{t}} SET d = CAST(b AS {DEC}) WHERE b < 100", deletion_vectors=True),
     Case("update_set_cast_overflow_inside_where",
          f"UPDATE {{t}} SET d = CAST(b AS {DEC}) WHERE b > 100", succeeds=False),
+    Case("update_set_two_failing_values_outside_where",
+         f"UPDATE {{t}} SET d = CAST(b AS {DEC}), b = CAST(10 / b AS BIGINT) WHERE id = 1"),
+    Case("update_where_guarded_division", "UPDATE {t} SET b = 7 WHERE b <> 0 AND 10 / b > 1"),
+    # unqualified names of columns both sides have: a WHEN NOT MATCHED clause's name the
+    # source's, a NOT MATCHED BY SOURCE clause's the target's; their values too are evaluated
+    # only for the rows the clause takes
+    Case("insert_unqualified_cast_overflow_for_matched_row", merge(
+        src((1, BIG)), "WHEN MATCHED THEN UPDATE SET b = s.b WHEN NOT MATCHED THEN INSERT "
+                       f"(id, b, d) VALUES (id, b, CAST(b AS {DEC}))")),
+    Case("insert_unqualified_mixed_with_qualified_for_matched_row", merge(
+        src((1, BIG), (8, 4)), "WHEN MATCHED THEN UPDATE SET b = s.b WHEN NOT MATCHED THEN "
+                               f"INSERT (id, b, d) VALUES (s.id, b, CAST(b + s.id AS {DEC}))")),
+    Case("insert_only_unqualified_cast_overflow_for_matched_row", merge(
+        src((1, BIG), (8, 4)), f"WHEN NOT MATCHED THEN INSERT (id, b, d) VALUES (id, b, "
+                               f"CAST(b AS {DEC}))")),
+    Case("insert_unqualified_cast_overflow_for_matched_row_dv", merge(
+        src((1, BIG)), "WHEN MATCHED THEN DELETE WHEN NOT MATCHED THEN INSERT "
+                       f"(id, b, d) VALUES (id, b, CAST(b AS {DEC}))"), deletion_vectors=True),
+    Case("insert_unqualified_cast_overflow_for_inserted_row", merge(
+        src((9, BIG)), "WHEN MATCHED THEN UPDATE SET b = s.b WHEN NOT MATCHED THEN INSERT "
+                       f"(id, b, d) VALUES (id, b, CAST(b AS {DEC}))"), succeeds=False),
+    Case("by_source_unqualified_cast_overflow_for_matched_row", merge(
+        src((3, 5)), "WHEN MATCHED THEN UPDATE SET b = s.b "
+                     f"WHEN NOT MATCHED BY SOURCE THEN UPDATE SET d = CAST(b AS {DEC})")),
+    Case("by_source_unqualified_array_index_for_matched_row", merge(
+        src((3, 5)), "WHEN NOT MATCHED BY SOURCE THEN UPDATE SET b = array(10, 20, 30)[b]")),
+    Case("by_source_unqualified_cast_overflow_for_taken_row", merge(
+        src((1, 5)), f"WHEN NOT MATCHED BY SOURCE THEN UPDATE SET d = CAST(b AS {DEC})"),
+         succeeds=False),
+    Case("both_sides_unqualified_in_one_merge", merge(
+        src((3, 0), (9, 4)), "WHEN MATCHED THEN UPDATE SET b = s.b WHEN NOT MATCHED THEN INSERT "
+                             "(id, b) VALUES (id, CAST(10 / b AS BIGINT)) WHEN NOT MATCHED BY "
+                             f"SOURCE THEN UPDATE SET d = CAST(b AS {DEC})")),
+    # conditions: delta-spark evaluates a WHEN MATCHED condition for every joined row, sqlext
+    # only for the matched rows no earlier clause took; WHEN NOT MATCHED [BY SOURCE] conditions
+    # (unqualified names too) are evaluated for every row of their side in both
+    Case("matched_condition_division_by_zero_for_unmatched_source_row", merge(
+        src((1, 5), (9, 0)), "WHEN MATCHED AND 10 / s.b > 1 THEN UPDATE SET b = s.b "
+                             "WHEN NOT MATCHED THEN INSERT (id, b) VALUES (s.id, s.b)"),
+         succeeds=False, sqlext_succeeds=True),
+    Case("matched_condition_after_a_clause_took_the_row", merge(
+        src((1, 0)), "WHEN MATCHED AND t.id = 1 THEN DELETE "
+                     "WHEN MATCHED AND 10 / s.b > 1 THEN UPDATE SET b = s.b"),
+         succeeds=False, sqlext_succeeds=True),
+    Case("matched_condition_division_by_zero_for_matched_row", merge(
+        src((1, 0)), "WHEN MATCHED AND 10 / s.b > 1 THEN UPDATE SET b = s.b"), succeeds=False),
+    Case("insert_condition_unqualified_division_by_zero_for_matched_row", merge(
+        src((2, 0)), "WHEN MATCHED THEN UPDATE SET b = 5 WHEN NOT MATCHED AND 10 / b > 1 "
+                     "THEN INSERT (id, b) VALUES (s.id, s.b)"), succeeds=False),
+    Case("insert_second_condition_after_first_took_the_row", merge(
+        src((9, 0)), "WHEN NOT MATCHED AND s.b = 0 THEN INSERT (id, b) VALUES (s.id, 1) "
+                     "WHEN NOT MATCHED AND 10 / s.b > 1 THEN INSERT (id, b) VALUES (s.id, 2)"),
+         succeeds=False),
+    Case("by_source_condition_unqualified_division_by_zero_for_matched_row", merge(
+        src((2, 5)), "WHEN MATCHED THEN UPDATE SET b = s.b "
+                     "WHEN NOT MATCHED BY SOURCE AND 10 / b > 1 THEN DELETE"), succeeds=False),
+    Case("by_source_second_condition_after_first_took_the_row", merge(
+        src((1, 5)), "WHEN NOT MATCHED BY SOURCE AND t.b = 0 THEN DELETE "
+                     "WHEN NOT MATCHED BY SOURCE AND 10 / t.b > 1 THEN UPDATE SET b = 1"),
+         succeeds=False),
 ]
 
 DV_PROPERTIES = "TBLPROPERTIES ('delta.enableDeletionVectors' = 'true')"

@@ -439,11 +439,12 @@ class _Merge:
             stable = [target[quote_identifier(self._stable[0])].alias(_STABLE_ID),
                       F.when(copied, target[quote_identifier(self._stable[1])])
                       .alias(_STABLE_VERSION)]
-        return rows.select(
+        return plan.with_late_values(rows.select(
             file.alias(_FILE), row.alias(ROW_ID), source_row.alias(SOURCE_ROW_ID), *row_index,
             plan.matched(target, source).alias(_MATCHED), clause, kind.alias(KIND),
             *[c.alias(f"__n{i}") for i, c in enumerate(plan.new_values(clause, target, source))],
-            *[c.alias(f"__o{i}") for i, c in enumerate(old)], *stable)
+            *[c.alias(f"__o{i}") for i, c in enumerate(old)], *stable,
+            *plan.packed_sides(target, source)))
 
     def _touched(self, joined: DataFrame, files: list[AddFile],
                  every_target_row: bool) -> dict[str, _Touched]:

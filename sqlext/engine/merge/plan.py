@@ -6,11 +6,13 @@ MATCHED ones the source only, WHEN NOT MATCHED BY SOURCE ones the target only. E
 evaluated after the join, inside the CASE WHEN branch of its clause, so only for the rows the
 clause takes, as delta-spark evaluates them (a value that would fail for other rows, e.g. an
 overflowing cast of a matched row's source value in an INSERT clause, does not fail the MERGE).
-Two exceptions, computed on their own side before the join (``target_side`` / ``source_side``),
-for every row of that side: the conditions of the last two kinds (delta-spark too evaluates them
-for rows their clause does not take: ``WHEN NOT MATCHED AND 10 / s.b > 1`` fails for a matched
-source row with ``b = 0`` in both), and a value of those kinds that names a column both sides
-have without a qualifier (which the join could not tell apart).
+The conditions of the last two kinds are the exception: they are computed on their own side
+before the join (``target_side`` / ``source_side``), for every row of that side, as delta-spark
+too evaluates them for rows their clause does not take (``WHEN NOT MATCHED AND 10 / s.b > 1``
+fails for a matched source row with ``b = 0`` in both). A value of those kinds that names without
+a qualifier a column both sides have (which the joined rows cannot tell apart) is evaluated after
+the join over its side's columns alone, carried through the join as a struct (:meth:`MergePlan.
+with_late_values`).
 
 The expressions the execution needs over the joined rows (which clause acts, what kind of change
 that is, the new and old values of each column) come from :meth:`MergePlan.clause_index` and
@@ -45,6 +47,8 @@ SOURCE_PRESENT = "__sqlext_m_sp"
 CLAUSE = "__sqlext_m_clause"
 KIND = "__sqlext_m_kind"
 UPDATE, DELETE, INSERT, COPY = "U", "D", "I", "C"
+#: the struct of a side's columns that joined rows carry for the values in ``late``
+PACKED = {NOT_MATCHED: "__sqlext_m_source_row", NOT_MATCHED_BY_SOURCE: "__sqlext_m_target_row"}
 
 
 def source_alias(df: DataFrame) -> str | None:
@@ -76,6 +80,9 @@ class ResolvedClause:
     #: evaluated there, in the clause's branch; the others are computed on the clause's side
     #: before the join
     deferred: set[str] = field(default_factory=set)
+    #: (one-sided clauses) values that analyse over the clause's side only (an unqualified name
+    #: both sides have): evaluated after the join over that side's carried columns
+    late: set[str] = field(default_factory=set)
 
     @property
     def kind(self) -> str:
@@ -129,6 +136,28 @@ def _plain_columns(project, columns: list[str]) -> dict[int, str]:
         if child.nodeName() == "AttributeReference" and child.name() in unique:
             out[i] = child.name()
     return out
+
+
+def _mark_analysing(frame: DataFrame, items: list[tuple], mark: str) -> list[tuple]:
+    """Add each ``(clause, value name, column)`` whose column analyses over ``frame`` to the
+    clause's set ``mark`` (one analysis when all do); return the others."""
+    if not items:
+        return []
+
+    def analyses(columns: list[Column]) -> bool:
+        try:
+            frame.select(*[col.alias(f"__sqlext_d{i}") for i, col in enumerate(columns)]
+                         ).schema  # noqa: B018 - analysis only
+            return True
+        except Exception:  # noqa: BLE001 - ambiguous or unresolvable over ``frame``
+            return False
+
+    ok = [True] * len(items) if analyses([col for _, _, col in items]) else \
+        [analyses([col]) for _, _, col in items]
+    for (c, name, _), fine in zip(items, ok):
+        if fine:
+            getattr(c, mark).add(name)
+    return [item for item, fine in zip(items, ok) if not fine]
 
 
 def column_of(df: DataFrame, name: str) -> Column:
@@ -346,32 +375,64 @@ class MergePlan:
 
     def _defer(self, joined: DataFrame) -> None:
         """Mark the values of one-sided clauses that can be evaluated over the joined rows:
-        those that analyse there too. They mean the same there (a qualified name
-        names the same side; an unqualified one resolved on the clause's side, so over the join
-        it names that side's column or, when the other side has one too, fails to analyse and
-        the expression stays on its side). Plain columns need nothing (read after the join)."""
+        those that analyse there too. They mean the same there (a qualified name names the same
+        side; an unqualified one resolved on the clause's side, so over the join it names that
+        side's column or, when the other side has one too, fails to analyse). Those that do not
+        are ``late`` when they analyse over their side's columns carried through the join (the
+        rows :meth:`with_late_values` sees); any other stays computed on its side before the
+        join. Plain columns need nothing (read after the join)."""
         items = []     # (clause, value name, column)
         for c in self.clauses:
             if c.kind == MATCHED:
                 continue
             items += [(c, name, value) for name, value in (c.values or {}).items()
                       if name not in c.plain]
-        if not items:
-            return
+        rest = _mark_analysing(joined, items, "deferred")
+        for kind in {c.kind for c, _, _ in rest}:
+            packed = joined.select(self._packed(kind, self.target_frame, self.source))
+            _mark_analysing(self._side_view(packed, kind),
+                            [item for item in rest if item[0].kind == kind], "late")
 
-        def analyses(columns: list[Column]) -> bool:
-            try:
-                joined.select(*[col.alias(f"__sqlext_d{i}") for i, col in enumerate(columns)]
-                              ).schema  # noqa: B018 - analysis only
-                return True
-            except Exception:  # noqa: BLE001 - ambiguous or unresolvable over the join
-                return False
+    def _packed(self, kind: str, target: DataFrame, source: DataFrame) -> Column:
+        """The struct of the ``kind`` clauses' side's columns, over the joined rows."""
+        side, columns = ((source, self.source.columns) if kind == NOT_MATCHED
+                         else (target, [f.name for f in self.old_schema.fields]))
+        return F.struct(*[column_of(side, c) for c in columns]).alias(PACKED[kind])
 
-        ok = [True] * len(items) if analyses([col for _, _, col in items]) else \
-            [analyses([col]) for _, _, col in items]
-        for (c, name, _), fine in zip(items, ok):
-            if fine:
-                c.deferred.add(name)
+    def _side_view(self, rows: DataFrame, kind: str) -> DataFrame:
+        """``rows`` with the ``kind`` clauses' side's columns unpacked, under the side's alias."""
+        view = rows.select("*", F.col(f"{PACKED[kind]}.*"))
+        alias = self.source_alias if kind == NOT_MATCHED else self._target_ref
+        return view.alias(alias) if alias else view
+
+    def late_kinds(self) -> list[str]:
+        """The one-sided clause kinds with ``late`` values."""
+        return [k for k in (NOT_MATCHED, NOT_MATCHED_BY_SOURCE) if any(c.late for c in self.of(k))]
+
+    def packed_sides(self, target: DataFrame, source: DataFrame) -> list[Column]:
+        """The structs :meth:`with_late_values` needs from the joined rows."""
+        return [self._packed(kind, target, source) for kind in self.late_kinds()]
+
+    def with_late_values(self, rows: DataFrame) -> DataFrame:
+        """``rows`` (joined rows with CLAUSE, the new values ``__n<i>`` and the
+        :meth:`packed_sides`) with the ``late`` values set where their clause acts, each
+        evaluated over its side's columns alone; the packed structs dropped."""
+        kinds = self.late_kinds()
+        if not kinds:
+            return rows
+        columns = [c for c in rows.columns if c not in PACKED.values()]
+        positions = {f.name: i for i, f in enumerate(self.new_schema.fields)}
+        for kind in kinds:
+            view = self._side_view(rows, kind)
+            values: dict[str, Column] = {}
+            for c in self.of(kind):
+                for name in c.late:
+                    out = f"__n{positions[name]}"
+                    values[out] = F.when(F.col(CLAUSE) == F.lit(c.index), c.values[name]
+                                         ).otherwise(values.get(out, F.col(out)))
+            rows = view.withColumns(values).select(
+                *[F.col(quote_identifier(c)) for c in rows.columns])
+        return rows.select(*[F.col(quote_identifier(c)) for c in columns])
 
     # --- the two sides of the join -------------------------------------------------------------
 
@@ -396,7 +457,7 @@ class MergePlan:
             if c.condition is not None:
                 cols[c.condition_column()] = c.condition.column
             for name, value in (c.values or {}).items():
-                if name not in c.plain and name not in c.deferred:
+                if name not in c.plain and name not in c.deferred and name not in c.late:
                     cols[c.value_column(positions[name])] = value
         return cols
 
@@ -456,7 +517,9 @@ class MergePlan:
                         target is None and c.kind != NOT_MATCHED):
                     continue
                 side = target if c.kind == NOT_MATCHED_BY_SOURCE else source
-                if c.kind == MATCHED or f.name in c.deferred:
+                if f.name in c.late and target is not None:
+                    continue        # set by with_late_values
+                if c.kind == MATCHED or f.name in c.deferred or f.name in c.late:
                     value = c.values[f.name]
                 elif f.name in c.plain:
                     value = column_of(side, c.plain[f.name])
