@@ -10,7 +10,7 @@ from sqlext.engine.changes import read as change_feed
 
 
 def write(df: DataFrame, table: str, mode: str = "append", partitionBy=None, replaceWhere=None,
-          mergeSchema: bool = False, overwriteSchema: bool = False, configuration=None,
+          mergeSchema: bool | None = None, overwriteSchema: bool = False, configuration=None,
           userMetadata=None, txnAppId=None, txnVersion=None, **options) -> int:
     """Write a DataFrame to a Delta table in one commit and return the new version.
 
@@ -18,7 +18,8 @@ def write(df: DataFrame, table: str, mode: str = "append", partitionBy=None, rep
     Modes: ``append`` (creates the table when missing), ``overwrite``, ``error``/``errorifexists``,
     ``ignore``. ``partitionBy`` sets the partition columns of a new table; ``replaceWhere`` (with
     ``overwrite``) replaces only the rows matching a predicate and refuses data outside it;
-    ``mergeSchema`` adds new columns; ``overwriteSchema`` (with ``overwrite``) replaces schema and
+    ``mergeSchema`` adds new columns (not given: the session's
+    ``spark.databricks.delta.schema.autoMerge.enabled``, as in delta-spark); ``overwriteSchema`` (with ``overwrite``) replaces schema and
     partitioning; ``configuration`` sets table properties (new tables get
     ``delta.enableChangeDataFeed=true`` unless it says otherwise); ``userMetadata`` is recorded in
     the commit; ``txnAppId``/``txnVersion`` make the write idempotent (a version already committed

@@ -334,7 +334,7 @@ class DeltaMergeBuilder:
     source's (``DataFrame.alias``)."""
 
     def __init__(self, spark: SparkSession, log: DeltaLog, alias: str | None, source: DataFrame,
-                 condition, clauses: tuple[Clause, ...] = (), schema_evolution: bool = False):
+                 condition, clauses: tuple[Clause, ...] = (), schema_evolution: bool | None = None):
         if not isinstance(source, DataFrame):
             raise AnalysisException(f"MERGE: the source must be a DataFrame, not "
                                     f"{type(source).__name__}")

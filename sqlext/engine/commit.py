@@ -106,6 +106,18 @@ def _conf(spark: SparkSession, key: str) -> str | None:
     return None if value is None or str(value).strip() == "" else str(value).strip()
 
 
+AUTO_MERGE_CONF = "spark.databricks.delta.schema.autoMerge.enabled"
+
+
+def auto_merge(spark: SparkSession, explicit: bool | None = None) -> bool:
+    """Whether a write or MERGE evolves the table's schema: ``explicit`` (a write's
+    ``mergeSchema``, a MERGE's WITH SCHEMA EVOLUTION) when given, else delta-spark's session
+    setting ``spark.databricks.delta.schema.autoMerge.enabled`` (default false)."""
+    if explicit is not None:
+        return bool(explicit)
+    return str(spark.conf.get(AUTO_MERGE_CONF, "false")).strip().lower() == "true"
+
+
 def session_transaction(spark: SparkSession) -> tuple[str, int] | None:
     """``(appId, version)`` from the session's ``spark.databricks.delta.write.txnAppId`` and
     ``...txnVersion`` (None when neither is set), read once per command as delta-spark does:

@@ -14,7 +14,7 @@ from pyspark.sql import functions as F
 
 from sqlext.catalog import Catalog, TableRef
 from sqlext.engine import codegen
-from sqlext.engine.commit import commit, session_transaction, skips_empty_commit
+from sqlext.engine.commit import auto_merge, commit, session_transaction, skips_empty_commit
 from sqlext.engine.conditions import check_condition, spark_condition
 from sqlext.engine.constraints import table_constraints, without_check_constraints
 from sqlext.engine.maintenance.convert import require_empty_location
@@ -48,7 +48,7 @@ _MODES = {"append": "Append", "overwrite": "Overwrite", "error": "ErrorIfExists"
 
 def write(spark: SparkSession, df: DataFrame, table: str, mode: str = "append",
           partitionBy: list[str] | str | None = None, replaceWhere: str | None = None,
-          mergeSchema: bool = False, overwriteSchema: bool = False,
+          mergeSchema: bool | None = None, overwriteSchema: bool = False,
           configuration: dict[str, str] | None = None, userMetadata: str | None = None,
           txnAppId: str | None = None, txnVersion: int | None = None, *,
           partitionOverwriteMode: str | None = None, operation: str | None = None,
@@ -56,7 +56,8 @@ def write(spark: SparkSession, df: DataFrame, table: str, mode: str = "append",
           description: str | None = None, replaceTable: bool = False) -> int:
     """Write ``df`` to a table (path, URI or name) in one commit; returns the version.
 
-    See :func:`sqlext.write` for the options. ``partitionOverwriteMode`` ("static"/"dynamic")
+    See :func:`sqlext.write` for the options (``mergeSchema`` not given: the session's
+    ``spark.databricks.delta.schema.autoMerge.enabled``). ``partitionOverwriteMode`` ("static"/"dynamic")
     overrides ``spark.sql.sources.partitionOverwriteMode`` for overwrites of partitioned tables.
     ``description`` sets the table's comment (SQL ``COMMENT``) when the write creates or
     replaces the table. ``replaceTable`` (CREATE OR REPLACE TABLE ... AS SELECT) drops the
@@ -80,6 +81,7 @@ def write(spark: SparkSession, df: DataFrame, table: str, mode: str = "append",
     if replaceWhere is not None and key != "overwrite":
         raise SqlextError("replaceWhere is only valid with mode='overwrite'")
     ref = tableRef or Catalog(spark).resolve(table)
+    mergeSchema = auto_merge(spark, mergeSchema)
     if isinstance(partitionBy, str):
         partitionBy = [partitionBy]
     for attempt in range(2):

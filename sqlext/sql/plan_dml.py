@@ -393,7 +393,7 @@ def plan_merge(resolver: Resolver, stmt: MergeInto) -> P.Plan | None:
     on = exprs.tree(stmt.args["on"])
     clauses = [_when(w, exprs, alias, label(table)) for w in stmt.args["whens"].expressions]
     return MergeIntoPlan(ref, source, source_alias, alias, on, tuple(clauses),
-                         bool(stmt.args.get("schema_evolution")), exprs.rewriter.bindings,
+                         True if stmt.args.get("schema_evolution") else None, exprs.rewriter.bindings,
                          sql=source.sql(), labels={**source.labels, **exprs.labels},
                          texts=[source.rendered, *exprs.texts])
 
@@ -410,7 +410,7 @@ class MergeIntoPlan(P.CallPlan):
     alias: str | None
     on: exp.Expression                          # carrying its SQL text (sql_text)
     clauses: tuple[Clause, ...]
-    schema_evolution: bool = False
+    schema_evolution: bool | None = None     # None: the session's autoMerge setting
     bindings: list = field(default_factory=list)
 
     def run(self, spark: SparkSession) -> DataFrame:

@@ -40,7 +40,7 @@ from sqlglot import exp
 
 from sqlext.engine import codegen
 from sqlext.engine.progress import Progress
-from sqlext.engine.commit import begin_idempotent, commit, skips_empty_commit
+from sqlext.engine.commit import auto_merge, begin_idempotent, commit, skips_empty_commit
 from sqlext.engine.constraints import table_constraints
 from sqlext.engine.generated import (IdentityValues, computed_columns, generated_columns,
                                      identities, recompute_generated, with_identity_values)
@@ -193,13 +193,14 @@ class _Touched:
 
 def merge(spark: SparkSession, log: DeltaLog, source: DataFrame, condition,
           clauses: tuple[Clause, ...], *, alias: str | None = None,
-          schema_evolution: bool = False, txn: Transaction | None = None) -> MergeResult:
+          schema_evolution: bool | None = None, txn: Transaction | None = None) -> MergeResult:
     """MERGE ``source`` into the table: ``condition`` (SQL string or Column) matches source rows
     to target rows, ``clauses`` say what happens (see :class:`~sqlext.tables.
     DeltaMergeBuilder`). ``alias`` is the target's name in conditions; ``txn`` a transaction
-    already started (default: a new one on the latest version)."""
-    return _Merge(spark, log, source, condition, tuple(clauses), alias, schema_evolution,
-                  txn).run()
+    already started (default: a new one on the latest version). ``schema_evolution`` (WITH
+    SCHEMA EVOLUTION) not given: the session's ``spark.databricks.delta.schema.autoMerge.enabled``."""
+    return _Merge(spark, log, source, condition, tuple(clauses), alias,
+                  auto_merge(spark, schema_evolution), txn).run()
 
 
 class _Merge:
