@@ -79,6 +79,21 @@ def test_known_static_overwrite_of_boolean_partition(spark, delta_spark, tmp_pat
     assert [(d.kind, d.known) for d in found] == [("outcome", "static_overwrite_of_boolean_partition")]
 
 
+def test_known_static_overwrite_of_empty_string_partition(spark, delta_spark, tmp_path):
+    mine, theirs, found = _known(spark, delta_spark, tmp_path, TableSpec("s", False, False), [
+        "INSERT INTO {t} VALUES " + ROW.format(b="true"),
+        "INSERT OVERWRITE {t} PARTITION (s = '') VALUES (7, 8, CAST(2 AS DECIMAL(10,2)),"
+        " DATE'2024-01-02', TIMESTAMP'2024-01-02 00:00:00', false)"])
+    assert mine.outcomes[-1].ok and mine.outcomes[-1].version == 2     # sqlext writes s = NULL
+    assert sorted(normalised_rows(rows_at(mine.rows, "_version", 2), ["id", "s"]),
+                  key=repr) == sorted([(1, "a"), (7, None)], key=repr)
+    assert not theirs.outcomes[-1].ok and theirs.outcomes[-1].version == 1
+    assert "DELTA_REPLACE_WHERE_MISMATCH" in (f"{theirs.outcomes[-1].error_class} "
+                                              f"{theirs.outcomes[-1].message}")
+    assert [(d.kind, d.known) for d in found] == [
+        ("outcome", "static_overwrite_of_empty_string_partition")]
+
+
 def test_known_constant_set_value_that_does_not_cast(spark, delta_spark, tmp_path):
     mine, theirs, found = _known(spark, delta_spark, tmp_path, TableSpec(None, False, False), [
         "INSERT INTO {t} VALUES " + ROW.format(b="true"),
