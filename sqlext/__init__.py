@@ -6,7 +6,7 @@ API below is loaded on first use so that ``import sqlext.log`` stays light.
 
 import importlib as _importlib
 
-from sqlext import errors as _errors
+from sqlext import errors
 from sqlext.errors import *  # noqa: F401,F403  (the error classes are part of the public API)
 from sqlext.version import VERSION as __version__  # noqa: F401  (pyproject.toml's, via metadata)
 
@@ -38,7 +38,7 @@ def sql(spark, text: str):
 
 
 #: ``from sqlext import *``: the API above and the error classes
-__all__ = sorted(["__version__", "sql", *_LAZY, *_errors.__all__])
+__all__ = sorted(["__version__", "sql", *_LAZY, *errors.__all__])
 
 
 def __getattr__(name: str):
