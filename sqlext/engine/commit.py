@@ -30,6 +30,7 @@ from collections.abc import Iterable, Iterator
 from pyspark.sql import SparkSession
 
 from sqlext import errors
+from sqlext.engine.session import conf_flag
 from sqlext.log.actions import Action, SetTransaction
 from sqlext.log.manifest import generate_symlink_manifest
 from sqlext.log.table_properties import SYMLINK_MANIFEST
@@ -115,7 +116,7 @@ def auto_merge(spark: SparkSession, explicit: bool | None = None) -> bool:
     setting ``spark.databricks.delta.schema.autoMerge.enabled`` (default false)."""
     if explicit is not None:
         return bool(explicit)
-    return str(spark.conf.get(AUTO_MERGE_CONF, "false")).strip().lower() == "true"
+    return conf_flag(spark, AUTO_MERGE_CONF)
 
 
 def session_transaction(spark: SparkSession) -> tuple[str, int] | None:

@@ -383,6 +383,13 @@ def parse_size(value) -> int:
     return int(float(number) * units[unit])
 
 
+def conf_flag(spark: SparkSession, key: str, default: bool = False) -> bool:
+    """A boolean setting of the session: ``true`` (any case, spaces around) is true, any other
+    value false, ``default`` when unset."""
+    value = spark.conf.get(key, None)
+    return default if value is None else str(value).strip().lower() == "true"
+
+
 def conf_bytes(spark: SparkSession, key: str, default: int | None = None) -> int | None:
     """A size setting of the session in bytes; ``default`` when it is not a size, or unset
     (without ``default``, an unset Spark setting has Spark's default)."""

@@ -4,6 +4,7 @@ END commits, and the result becomes a DataFrame. What is deleted is decided with
 
 from __future__ import annotations
 
+from sqlext.engine.session import conf_flag
 from sqlext.log.storage import qualified_path
 from sqlext.log.table import DeltaLog
 from sqlext.log.vacuum import RETENTION_CHECK_CONF, VacuumResult, collect_garbage
@@ -11,18 +12,13 @@ from sqlext.log.vacuum import RETENTION_CHECK_CONF, VacuumResult, collect_garbag
 LOGGING_CONF = "spark.databricks.delta.vacuum.logging.enabled"
 
 
-def _conf_flag(spark, key: str, default: bool) -> bool:
-    value = spark.conf.get(key, None)
-    return default if value is None else str(value).strip().lower() == "true"
-
-
 def vacuum(spark, log_: DeltaLog, retention_hours: float | None = None, dry_run: bool = False,
            mode: str | None = None) -> VacuumResult:
     """VACUUM with the session's settings (retention check, logging) and engine info."""
     from sqlext.engine.commit import commit_fields
     return collect_garbage(log_, retention_hours, dry_run,
-                           check_retention=_conf_flag(spark, RETENTION_CHECK_CONF, True),
-                           log_commits=_conf_flag(spark, LOGGING_CONF, True), mode=mode,
+                           check_retention=conf_flag(spark, RETENTION_CHECK_CONF, True),
+                           log_commits=conf_flag(spark, LOGGING_CONF, True), mode=mode,
                            **commit_fields(spark))
 
 
