@@ -15,6 +15,7 @@ may not import pyspark).
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 
 #: SQLSTATE of each error condition sqlext gives (delta-spark 4.4's ``delta-error-classes.json``,
 #: Spark 4's ``error-conditions.json``), for errors that name a condition and no SQLSTATE
@@ -73,6 +74,14 @@ SQLSTATES = {
     "TABLE_OR_VIEW_NOT_FOUND": "42P01",
 }
 
+class Position(NamedTuple):
+    """Where in the user's SQL text an error points: ``line`` and ``column``, both from 1 (Spark's
+    messages say ``line 4, pos 23``, ``pos`` counting from 0: column 24)."""
+
+    line: int
+    column: int
+
+
 # a message's leading "[CONDITION]" (delta-spark's and Spark's form)
 _CONDITION_PREFIX = re.compile(r"\s*\[([A-Z][A-Z0-9_]*(?:\.[A-Z0-9_]+)?)\]")
 
@@ -88,7 +97,9 @@ class SqlextError(Exception):
       operation); None when unknown;
     - ``message_parameters``: the condition's parameters, as far as the raising site knows them;
     - ``table`` and ``version``: the table (name or path) and version concerned, when the site
-      gives them (None otherwise; the message names them regardless).
+      gives them (None otherwise; the message names them regardless);
+    - ``position``: a :class:`Position` in the user's SQL script the error points at, when it
+      comes from a SQL statement and the statement's text places it (None otherwise).
 
     A class gives defaults (class attributes ``error_class`` and ``sqlstate``); a raise site that
     knows better passes them as keyword arguments: ``raise VersionNotFoundException(message,
@@ -111,7 +122,7 @@ class SqlextError(Exception):
 
     def __init__(self, *args, error_class: str | None = None, sqlstate: str | None = None,
                  message_parameters: dict | None = None, table: str | None = None,
-                 version: int | None = None):
+                 version: int | None = None, position: Position | None = None):
         # not super().__init__: pyspark's PySparkException.__init__ (a base once the engine is
         # imported) would read its positional arguments as a condition and parameters
         Exception.__init__(self, *args)
@@ -127,6 +138,7 @@ class SqlextError(Exception):
         self.message_parameters = {str(k): str(v) for k, v in (message_parameters or {}).items()}
         self.table = table
         self.version = version
+        self.position = position
 
     def __str__(self) -> str:
         # the message as given (and as relabelled); not PySparkException's "[CONDITION] ..."
@@ -323,10 +335,28 @@ class MultipleSourceRowMatchError(UnsupportedOperationError):
 
 
 class ParseError(SqlextError):
-    """A SQL statement cannot be parsed; the message names line and column."""
+    """A SQL statement cannot be parsed; the message names line and column (``position``).
+
+    ``token`` is the text it fails near, ``statement`` the statement's SQL (None when unknown),
+    and ``parser`` which parser refused it: ``"spark"`` (Spark's own, its message Spark's
+    ``[PARSE_SYNTAX_ERROR] Syntax error at or near ...``) or ``"sqlext"`` (sqlext's reading of
+    the script, before Spark sees it)."""
     pyspark_class = "ParseException"
     error_class = "PARSE_SYNTAX_ERROR"
     sqlstate = "42601"
+    token: str | None = None
+    statement: str | None = None
+    parser: str = "sqlext"
+
+    @property
+    def line(self) -> int | None:
+        """The line (from 1) the error points at, or None."""
+        return self.position.line if self.position is not None else None
+
+    @property
+    def column(self) -> int | None:
+        """The column (from 1) the error points at, or None."""
+        return self.position.column if self.position is not None else None
 
 
 class ChangeDataFeedError(SqlextError):

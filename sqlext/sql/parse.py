@@ -17,7 +17,7 @@ from sqlglot.errors import ErrorLevel, TokenError
 from sqlglot.errors import ParseError as SqlglotParseError
 from sqlglot.tokens import Token, TokenType
 
-from sqlext.errors import ParseError
+from sqlext.errors import ParseError, Position
 from sqlext.sql import splice
 from sqlext.sql.dialect import Sqlext
 
@@ -290,8 +290,8 @@ def _error(
     source = text.splitlines()[line - 1] if 0 < line <= len(text.splitlines()) else ""
     caret = " " * (column - 1) + "^" * max(1, min(len(near), len(source) - column + 1))
     message = f"{description} at line {line}, column {column} near '{near}':\n  {source}\n  {caret}"
-    err = ParseError(message)
-    err.line, err.column, err.token, err.statement = line, column, near, statement
+    err = ParseError(message, position=Position(line, column))
+    err.token, err.statement = near, statement
     return err
 
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import re
 
-from sqlext.errors import AnalysisException, IllegalArgumentError, ParseError, SqlextError
+from sqlext.errors import (AnalysisException, IllegalArgumentError, ParseError, Position,
+                           SqlextError)
 
 _PLAN_START = re.compile(r"\n(?:'|\+- |== |:- |\[?[A-Z]\w* \[)")
 _PARSE_POSITION = re.compile(r"\(line (\d+), pos (\d+)\)")
@@ -49,14 +50,15 @@ def translate(error: BaseException, labels: dict[str, str] | None = None,
         relabel(error, labels or {}, texts, statement)
         return error
     message = _message(error)
+    position = None
     rendered = _source_of(message, texts or [])
     if rendered is not None:
-        message = _in_user_text(message, rendered)
+        message, position = _in_user_text(message, rendered)
     elif statement is not None:
-        message = locate(message, texts or [], statement)
+        message, position = locate(message, texts or [], statement)
     for name, text in (labels or {}).items():
         message = message.replace(name, text)
-    fields = spark_fields(error)
+    fields = {**spark_fields(error), "position": position}
     if isinstance(error, ParseException):
         result = _parse_error(message, fields)
     elif isinstance(error, SparkAnalysisException):
@@ -73,52 +75,60 @@ def translate(error: BaseException, labels: dict[str, str] | None = None,
 def relabel(error: SqlextError, labels: dict[str, str], texts: list | None = None,
             statement=None) -> None:
     """Replace bound view names in a sqlext error's message with what the user wrote, and (with
-    ``texts``, see :func:`locate`) put the positions it gives in the user's script, unless
-    :func:`translate` placed them already (``script_positions``)."""
+    ``texts``, see :func:`locate`) put the positions it gives in the user's script and set its
+    ``position``, unless :func:`translate` placed them already (``script_positions``)."""
     if error.args and isinstance(error.args[0], str):
         message = error.args[0]
         for name, text in labels.items():
             message = message.replace(name, text)
         if texts is not None and not getattr(error, "script_positions", False):
-            message = locate(message, texts, statement)
+            message, position = locate(message, texts, statement)
+            if error.position is None:
+                error.position = position
             error.script_positions = True
         error.args = (message, *error.args[1:])
 
 
-def locate(message: str, texts: list, statement=None) -> str:
+
+def locate(message: str, texts: list, statement=None) -> tuple[str, Position | None]:
     """An error about a statement's expressions (a DML or MERGE condition or value Spark
-    analysed on its own), with its position in the user's script.
+    analysed on its own), with its position in the user's script; and that position (None
+    when it gives none).
 
     Spark gives positions in the expression's text (``line 1 pos 7``); ``texts`` are the
     expressions' :class:`~sqlext.sql.splice.Rendered` texts. The expression is the one the
     message quotes, else the one holding the name Spark could not resolve, else the only one;
     failing all, the position is the statement's (``statement``: its Rendered text). Messages
     that are not Spark's analysis of the user's text (no position, no error class, no quote)
-    are returned as they are."""
+    are returned as they are (with no position)."""
     texts = [t for t in texts if t.script is not None and t.text.strip()]
     quoted = [t for t in texts if repr(t.text) in message or f"'{t.text}'" in message]
     source = max(quoted, key=lambda t: len(t.text)) if quoted else None
     if source is not None and _POSITION.search(message):
         return _in_user_text(message, source)
     if source is None and not (_POSITION.search(message) or _ERROR_CLASS.search(message)):
-        return message
+        return message, None
     spot = (source, 0) if source is not None else _unresolved(message, texts)
     if spot is None:
         spot = (texts[0], 0) if len(texts) == 1 else (statement, 0)
     rendered, at = spot
     offset = rendered.script_offset(at) if rendered is not None else None
     if offset is None:
-        return message
-    script = rendered.script
-    line = script.count("\n", 0, offset) + 1
-    pos = offset - (script.rfind("\n", 0, offset) + 1)
-    where = f"line {line} pos {pos}"
+        return message, None
+    position = _position(rendered.script, offset)
+    line, pos = position.line, position.column - 1
     first = _POSITION.search(message)
     if first is not None:   # a position in a text we cannot place: the spot's, in Spark's form
         return _POSITION.sub(lambda m: f"{m.group(1)}{line}{m.group(3)}{pos}"
-                             if m.start() == first.start() else "", message)
+                             if m.start() == first.start() else "", message), position
     head, dot, tail = message.partition(". ")
-    return f"{head} ({where} of the script){dot}{tail}"
+    return f"{head} (line {line} pos {pos} of the script){dot}{tail}", position
+
+
+def _position(script: str, offset: int) -> Position:
+    """The line and column (both from 1) of ``script[offset]``."""
+    return Position(script.count("\n", 0, offset) + 1,
+                    offset - (script.rfind("\n", 0, offset) + 1) + 1)
 
 
 def _unresolved(message: str, texts: list):
@@ -146,9 +156,10 @@ def _source_of(message: str, texts: list):
     return texts[0] if len(texts) == 1 else None
 
 
-def _in_user_text(message: str, rendered) -> str:
+def _in_user_text(message: str, rendered) -> tuple[str, Position | None]:
     """Spark's ``line l, pos p`` in ``rendered.text`` -> the same place in the user's script,
-    and its ``== SQL ==`` quote -> the user's lines, the caret under that place."""
+    and its ``== SQL ==`` quote -> the user's lines, the caret under that place; and the first
+    such place (None when the message gives none that maps)."""
     script = rendered.script
     where: list[int] = []
 
@@ -165,18 +176,18 @@ def _in_user_text(message: str, rendered) -> str:
         if mapped is None:
             return match.group(0)
         where.append(mapped)
-        user_line = script.count("\n", 0, mapped) + 1
-        user_pos = mapped - (script.rfind("\n", 0, mapped) + 1)
-        return f"{match.group(1)}{user_line}{match.group(3)}{user_pos}"
+        user = _position(script, mapped)
+        return f"{match.group(1)}{user.line}{match.group(3)}{user.column - 1}"
 
     head, sep, _ = message.partition(_SQL_BLOCK)
     head = _POSITION.sub(position, head)
+    placed = _position(script, where[0]) if where else None
     if not sep:
-        return head
+        return head, placed
     start = rendered.script_offset(0)
     end = rendered.script_offset(max(len(rendered.text.rstrip()) - 1, 0))
     if start is None or end is None:
-        return head + sep + _
+        return head + sep + _, placed
     first = script.rfind("\n", 0, start) + 1
     last = script.find("\n", end)
     lines = script[first: len(script) if last < 0 else last].split("\n")
@@ -184,7 +195,7 @@ def _in_user_text(message: str, rendered) -> str:
         at = script.count("\n", 0, where[0]) - script.count("\n", 0, first)
         column = where[0] - (script.rfind("\n", 0, where[0]) + 1)
         lines.insert(at + 1, "-" * column + "^^^")
-    return head + sep + "\n" + "\n".join(lines)
+    return head + sep + "\n" + "\n".join(lines), placed
 
 
 def _message(error: BaseException) -> str:
@@ -200,18 +211,19 @@ def _message(error: BaseException) -> str:
     return (text[: match.start()] if match else text).strip()
 
 
-def _parse_error(message: str, fields: dict | None = None, statement: str | None = None
-                 ) -> ParseError:
+def _parse_error(message: str, fields: dict) -> ParseError:
     """Spark's parse error as it reads (``... SQLSTATE: 42601 (line 4, pos 23)`` and the quoted
-    lines), with ``line``, ``column`` (1-based), ``token`` and ``statement`` as sqlext's own
-    parse errors have them."""
-    err = ParseError(message, **(fields or {}))
-    match = _PARSE_POSITION.search(message)
-    err.line = int(match.group(1)) if match else None
-    err.column = int(match.group(2)) + 1 if match else None
-    near = (fields or {}).get("message_parameters", {}).get("error", "")
+    lines), with ``position`` and ``token`` as sqlext's own parse errors have them. Without a
+    position placed in the user's script, the position is the one Spark's message gives (in the
+    text Spark was handed)."""
+    if fields.get("position") is None:
+        match = _PARSE_POSITION.search(message)
+        if match:
+            fields = {**fields, "position": Position(int(match.group(1)), int(match.group(2)) + 1)}
+    err = ParseError(message, **fields)
+    near = fields.get("message_parameters", {}).get("error", "")
     err.token = near[1:-1] if len(near) >= 2 and near[0] == near[-1] == "'" else near or None
-    err.statement = statement
+    err.parser = "spark"
     return err
 
 
