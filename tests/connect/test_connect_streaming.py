@@ -8,6 +8,8 @@ foreachBatch MERGE is idempotent with ``txnAppId``/``txnVersion``. The server is
 
 from __future__ import annotations
 
+import contextlib
+import datetime as dt
 import json
 import os
 
@@ -159,3 +161,96 @@ def test_foreach_batch_merge_is_idempotent_with_txn_settings(installed, tmp_path
     run()
     assert deltalake.DeltaTable(target).version() == batches
     assert os.path.exists(os.path.join(ck, "commits", str(batches - 1)))
+
+
+# --- the same stream on Connect and on the classic session ---------------------------------
+
+def _batches(spark, table, out, ck, options):
+    """{batch id: sorted rows} of the stream of ``table`` read with ``options``, Trigger
+    .AvailableNow; each batch is written as parquet under ``out`` by a foreachBatch function
+    (on Connect it runs in the server's worker), then read back with pyarrow."""
+    import pyarrow.parquet as pq
+
+    def keep(batch, batch_id):
+        batch.write.mode("overwrite").parquet(os.path.join(out, str(batch_id)))
+
+    (spark.readStream.format("delta").options(**options).load(table).writeStream
+     .foreachBatch(keep).option("checkpointLocation", ck).trigger(availableNow=True)
+     .start().awaitTermination())
+    found = {}
+    for name in sorted(os.listdir(out), key=int) if os.path.isdir(out) else []:
+        rows = pq.read_table(os.path.join(out, name)).to_pylist()
+        found[int(name)] = sorted((tuple(r.values()) for r in rows), key=str)
+    return found
+
+
+@contextlib.contextmanager
+def _classic_mode():
+    """pyspark builds classic Columns while in it (the Connect session's client set
+    ``SPARK_CONNECT_MODE_ENABLED`` for this process)."""
+    saved = os.environ.pop("SPARK_CONNECT_MODE_ENABLED", None)
+    try:
+        yield
+    finally:
+        if saved is not None:
+            os.environ["SPARK_CONNECT_MODE_ENABLED"] = saved
+
+
+def _on_both(classic, connect, table, folder, cases):
+    """{case: (classic's batches, Connect's batches)} for each case's reader options."""
+    out = {}
+    for name, options in cases.items():
+        def run(who, session):
+            return _batches(session, table, str(folder / who / name / "out"),
+                            str(folder / who / name / "ck"), options)
+        with _classic_mode():
+            theirs = run("classic", classic)
+        out[name] = (theirs, run("connect", connect))
+    return out
+
+
+@pytest.fixture
+def both(drop_in, installed):
+    """(the classic session, the Connect session), sqlext installed on each."""
+    return drop_in, installed
+
+
+def test_change_feed_and_start_options_as_on_the_classic_session(both, tmp_path):
+    import sqlext
+    from sqlext.log.table import DeltaLog
+    classic, connect = both
+    table = str(tmp_path / "t")
+    with _classic_mode():
+        rows = classic.createDataFrame([(i, "a") for i in range(4)], SCHEMA)
+        sqlext.write(rows, table, configuration={"delta.enableChangeDataFeed": "true"})  # v0
+        _append(classic, table, [4, 5], "b")                                             # v1
+        classic.sql(f"DELETE FROM delta.`{table}` WHERE id = 0")                         # v2
+        classic.sql(f"UPDATE delta.`{table}` SET v = 'u' WHERE id = 1")                  # v3
+        _append(classic, table, [6], "c")                                                # v4
+    at_v2 = DeltaLog(table).commit_timestamps()[2]
+    stamp = dt.datetime.fromtimestamp(at_v2 / 1000, dt.timezone.utc).strftime(
+        "%Y-%m-%d %H:%M:%S.%f")[:-3]
+    cases = {"cdf_from0": {"readChangeFeed": "true", "startingVersion": "0"},
+             "cdf_snapshot": {"readChangeFeed": "true"},
+             "cdf_from_timestamp": {"readChangeFeed": "true", "startingTimestamp": stamp},
+             "from_timestamp_skip_changes": {"startingTimestamp": stamp,
+                                             "skipChangeCommits": "true"},
+             "from_v3_skip_changes": {"startingVersion": "3", "skipChangeCommits": "true"}}
+    if has_admission_control(connect.version) and has_admission_control():
+        cases["cdf_one_file_a_batch"] = {"readChangeFeed": "true", "startingVersion": "1",
+                                         "maxFilesPerTrigger": "1"}
+        cases["one_file_a_batch_skip"] = {"startingVersion": "0", "maxFilesPerTrigger": "1",
+                                          "skipChangeCommits": "true"}
+    found = _on_both(classic, connect, table, tmp_path, cases)
+    for name, (theirs, ours) in found.items():
+        assert ours == theirs, name
+    kinds = {r[2] for rows in found["cdf_from0"][0].values() for r in rows}
+    assert kinds == {"insert", "delete", "update_preimage", "update_postimage"}
+    # from version 2 on: the DELETE and UPDATE skipped, only v4's append
+    assert [r[0] for rows in found["from_timestamp_skip_changes"][1].values()
+            for r in rows] == [6]
+    assert [r[0] for rows in found["from_v3_skip_changes"][1].values() for r in rows] == [6]
+    assert {r[3] for rows in found["cdf_from_timestamp"][1].values() for r in rows} == {2, 3, 4}
+    if "cdf_one_file_a_batch" in found:
+        assert len(found["one_file_a_batch_skip"][1]) > 2        # one batch per file
+        assert len(found["cdf_one_file_a_batch"][1]) > 2
