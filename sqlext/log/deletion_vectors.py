@@ -341,3 +341,45 @@ def load_deletion_vector(descriptor: DeletionVectorDescriptor, read_file) -> Roa
         raise DeletionVectorError(f"deletion vector {descriptor.unique_id}: {len(bitmap)} rows "
                                   f"marked, the log says {descriptor.cardinality}")
     return bitmap
+
+
+class DeletionVectorReader:
+    """Loads the deletion vectors of one table's files, reading each deletion vector file once
+    (one file usually holds the bitmaps of many data files). ``read_file(path)`` returns the
+    bytes of a file named as a descriptor names it (relative to the table for ``u``
+    descriptors, absolute for ``p`` ones); :meth:`of` builds it for a table's log."""
+
+    def __init__(self, read_file):
+        self._read_file = read_file
+        self._contents: dict[str, bytes] = {}
+
+    @classmethod
+    def of(cls, log) -> "DeletionVectorReader":
+        """The reader of the deletion vectors of the table ``log`` (a
+        :class:`sqlext.log.table.DeltaLog`) refers to."""
+        return cls(lambda path: log.store.read(log.data_path(path)))
+
+    def _read(self, path: str) -> bytes:
+        if path not in self._contents:
+            self._contents[path] = self._read_file(path)
+        return self._contents[path]
+
+    def load(self, deletion_vector: dict | None) -> RoaringBitmapArray | None:
+        """The rows an action's ``deletionVector`` marks deleted (None without one)."""
+        if not deletion_vector:
+            return None
+        return load_deletion_vector(DeletionVectorDescriptor.from_dict(deletion_vector),
+                                    self._read)
+
+    def deleted_mask(self, deletion_vector: dict | None, num_rows: int):
+        """A numpy boolean mask over a file's ``num_rows`` rows, True for the rows its
+        deletion vector deletes (None without one)."""
+        import numpy as np
+
+        bitmap = self.load(deletion_vector)
+        if bitmap is None:
+            return None
+        mask = np.zeros(num_rows, dtype=bool)
+        rows = bitmap.row_index_array()
+        mask[rows[rows < num_rows]] = True
+        return mask

@@ -104,6 +104,16 @@ def parse_partition_value(text: str | None, type_name: Any) -> Any:
     return text
 
 
+def partition_value(text: str | None, type_name: Any) -> Any:
+    """A ``partitionValues`` string as the value Arrow and Spark take for its Delta type: as
+    :func:`parse_partition_value`, with ``timestamp`` values aware datetimes in UTC (the one
+    place partition values are typed for reading)."""
+    value = parse_partition_value(text, type_name)
+    if type_name == "timestamp" and isinstance(value, _dt.datetime):
+        value = value.replace(tzinfo=_UTC)
+    return value
+
+
 def parse_timestamp_text(text: str) -> _dt.datetime:
     """Parse ``2021-01-01 10:00:00[.ffffff][Z|+hh:mm]`` or ISO ``T`` forms to a naive UTC datetime."""
     t = text.strip().replace("T", " ")
