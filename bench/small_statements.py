@@ -1,11 +1,12 @@
 """Small statements on a warm session: sqlext against delta-rs and plain Spark parquet, same run.
 
-A loop of ``--statements`` (200) statements, cycling through four kinds, on a table of
+A loop of ``--statements`` (200) statements, cycling through five kinds, on a table of
 ``--rows`` (2,000) rows in ``--files`` (10) files (columns ``id`` bigint, ``v`` string, ``n``
 bigint; even ids ``0, 2, ..., 2 * rows - 2``, each file one contiguous id range):
 
   INSERT   3 new rows (ids above the table's)
-  UPDATE   ``SET n = n + 1 WHERE id = <one existing id>`` (one row)
+  UPDATE   ``SET n = n + 1 WHERE id = <one existing id>`` (one row; ids divisible by 4)
+  DELETE   ``WHERE id = <one existing id>`` (one row; ids 2 mod 4, each deleted once)
   MERGE    10 source rows: 5 update existing ids of one file, 5 insert odd ids in that file's
            range (``WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *``)
   SELECT   ``SELECT * FROM t VERSION AS OF <current - 3>``, collected
@@ -14,20 +15,23 @@ Contenders (each on its own copy of the same starting table, after ``--warmup`` 
 statements of each kind on a throw-away copy):
 
   sqlext     ``sqlext.sql(spark, <statement>)``; a SELECT's result is collected
-  deltalake  ``write_deltalake(mode="append")``, ``DeltaTable.update``, ``DeltaTable.merge``
-             (``streamed_exec=False``), ``DeltaTable(path, version=v).to_pyarrow_table()``
+  deltalake  ``write_deltalake(mode="append")``, ``DeltaTable.update``, ``DeltaTable.delete``,
+             ``DeltaTable.merge`` (``streamed_exec=False``),
+             ``DeltaTable(path, version=v).to_pyarrow_table()``
   plain      Spark on a directory of parquet files (floor: no log, no versions): INSERT =
              ``df.write.mode("append").parquet``; UPDATE / MERGE = read the one file that holds
              the rows (known in advance), update / full-outer-join in Spark, write it back, delete
              the old file; SELECT = read the directory and collect
+  delta-spark (with ``--delta-spark``) the same SQL statements as sqlext, in delta-spark 4.4's own
+             process (``bench/deltaspark_peer.py``), each timed inside that process
 
-Checks: the final tables hold the same rows (id, v, n) in all three; every time-travel SELECT
-returns the same number of rows in sqlext and deltalake. Reports statements per second and the
+Checks: the final tables hold the same rows (id, v, n) in all of them; every time-travel SELECT
+returns the same number of rows in sqlext, deltalake (and delta-spark). Reports statements per second and the
 ratios; with ``--breakdown``, sqlext's time per statement kind split into planning (prepare,
 parse, resolve, plan: no Spark job), snapshot loads, commits and the rest, and the number of
 Spark jobs each kind runs (``statusTracker().getJobIdsForGroup``).
 
-    .venv/bin/python bench/small_statements.py [--statements 200] [--breakdown]
+    .venv/bin/python bench/small_statements.py [--statements 200] [--breakdown] [--delta-spark]
 """
 
 from __future__ import annotations
@@ -52,7 +56,7 @@ from pyspark.sql import functions as F  # noqa: E402
 import sqlext  # noqa: E402
 from sqlext.log.table import DeltaLog  # noqa: E402
 
-KINDS = ("INSERT", "UPDATE", "MERGE", "SELECT")
+KINDS = ("INSERT", "UPDATE", "DELETE", "MERGE", "SELECT")
 
 
 # --- the workload: the same statements for every engine ----------------------------------------
@@ -68,13 +72,15 @@ class Workload:
         self.merges = 0
 
     def statement(self, i: int) -> tuple:
-        kind = KINDS[i % 4]
+        kind = KINDS[i % len(KINDS)]
         if kind == "INSERT":
             ids = list(range(self.next_id, self.next_id + 3))
             self.next_id += 3
             return kind, [(k, f"ins{i}", 0) for k in ids]
-        if kind == "UPDATE":
-            return kind, 2 * ((i * 37) % self.rows)
+        if kind == "UPDATE":   # ids 0 mod 4: never deleted
+            return kind, 4 * ((i * 37) % (self.rows // 2))
+        if kind == "DELETE":   # ids 2 mod 4, distinct for each i (37 is prime to rows // 2)
+            return kind, 4 * ((i * 37) % (self.rows // 2)) + 2
         if kind == "MERGE":
             j = self.merges % self.files               # one file of the starting table
             m = self.merges // self.files              # how often that file was merged before
@@ -92,6 +98,21 @@ class Workload:
 
 def values_sql(rows) -> str:
     return ", ".join(f"({k}, '{v}', {n})" for k, v, n in rows)
+
+
+def sql_statement(table: str, kind: str, arg, version: int) -> str:
+    """The SQL text of one statement (sqlext and delta-spark run the same text)."""
+    if kind == "INSERT":
+        return f"INSERT INTO {table} VALUES {values_sql(arg)}"
+    if kind == "UPDATE":
+        return f"UPDATE {table} SET n = n + 1 WHERE id = {arg}"
+    if kind == "DELETE":
+        return f"DELETE FROM {table} WHERE id = {arg}"
+    if kind == "MERGE":
+        return (f"MERGE INTO {table} AS t USING (SELECT * FROM VALUES {values_sql(arg)} "
+                "AS s(id, v, n)) AS s ON t.id = s.id "
+                "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *")
+    return f"SELECT * FROM {table} VERSION AS OF {max(version - 3, 0)}"
 
 
 def arrow(rows) -> pa.Table:
@@ -113,20 +134,12 @@ class Sqlext:
         self.selected: list[int] = []
 
     def run(self, kind: str, arg) -> None:
-        if kind == "INSERT":
-            sqlext.sql(self.spark, f"INSERT INTO {self.t} VALUES {values_sql(arg)}")
-        elif kind == "UPDATE":
-            sqlext.sql(self.spark, f"UPDATE {self.t} SET n = n + 1 WHERE id = {arg}")
-        elif kind == "MERGE":
-            sqlext.sql(self.spark,
-                       f"MERGE INTO {self.t} AS t USING (SELECT * FROM VALUES {values_sql(arg)} "
-                       "AS s(id, v, n)) AS s ON t.id = s.id "
-                       "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *")
-        else:
-            rows = sqlext.sql(self.spark, f"SELECT * FROM {self.t} VERSION AS OF "
-                                          f"{max(self.version - 3, 0)}").collect()
+        if kind == "SELECT":
+            rows = sqlext.sql(self.spark, sql_statement(self.t, kind, arg, self.version)).collect()
             self.selected.append(len(rows))
             return
+        else:
+            sqlext.sql(self.spark, sql_statement(self.t, kind, arg, self.version))
         self.version += 1
 
     def final(self) -> list:
@@ -150,6 +163,8 @@ class DeltaRs:
             self.dt.update_incremental()
         elif kind == "UPDATE":
             self.dt.update(predicate=f"id = {arg}", updates={"n": "n + 1"})
+        elif kind == "DELETE":
+            self.dt.delete(f"id = {arg}")
         elif kind == "MERGE":
             (self.dt.merge(arrow(arg), predicate="t.id = s.id", source_alias="s",
                            target_alias="t", streamed_exec=False)
@@ -206,6 +221,9 @@ class PlainSpark:
             df = spark.read.parquet(self.by_range[j])
             self.rewrite(j, df.withColumn(
                 "n", F.when(F.col("id") == arg, F.col("n") + 1).otherwise(F.col("n"))))
+        elif kind == "DELETE":
+            j = self.workload.file_of(arg)
+            self.rewrite(j, spark.read.parquet(self.by_range[j]).where(F.col("id") != arg))
         elif kind == "MERGE":
             j = self.workload.file_of(arg[0][0])
             t = spark.read.parquet(self.by_range[j]).alias("t")
@@ -219,6 +237,34 @@ class PlainSpark:
     def final(self) -> list:
         return sorted(tuple(r) for r in self.spark.read.parquet(self.path)
                       .select("id", "v", "n").collect())
+
+
+class DeltaSparkPeer:
+    """delta-spark 4.4 in its own process, running sqlext's SQL text; only the time inside that
+    process counts (the pipe between the processes is left out)."""
+
+    name = "delta-spark"
+
+    def __init__(self, peer, path: str):
+        from bench.deltaspark_peer import table
+        self.peer, self.path, self.t = peer, path, table(path)
+        self.version = DeltaLog(path).snapshot().version
+        self.selected: list[int] = []
+        self.seconds = 0.0
+
+    def run(self, kind: str, arg) -> None:
+        statement = sql_statement(self.t, kind, arg, self.version)
+        seconds, count = self.peer.timed_code(f"value = len(spark.sql({statement!r}).collect())")
+        self.seconds += seconds
+        if kind == "SELECT":
+            self.selected.append(count)
+        else:
+            self.version += 1
+
+    def final(self) -> list:
+        _, rows = self.peer.timed_code(
+            f"value = [tuple(r) for r in spark.sql('SELECT id, v, n FROM {self.t}').collect()]")
+        return sorted(tuple(r) for r in rows)
 
 
 # --- sqlext's breakdown -------------------------------------------------------------------------
@@ -313,18 +359,22 @@ def starting_files(path: str) -> list[str]:
 
 def loop(engine, workload: Workload, statements: int, breakdown: Breakdown | None = None,
          kind_times: dict | None = None) -> float:
+    """Run ``statements`` statements on ``engine``: seconds in all (for delta-spark, the seconds
+    timed inside its process)."""
     start = time.perf_counter()
+    own = getattr(engine, "seconds", None)
     for i in range(statements):
         kind, arg = workload.statement(i)
-        t0 = time.perf_counter()
+        t0 = time.perf_counter() if own is None else engine.seconds
         if breakdown is not None:
             with breakdown.statement(i, kind):
                 engine.run(kind, arg)
         else:
             engine.run(kind, arg)
         if kind_times is not None:
-            kind_times[kind].append(time.perf_counter() - t0)
-    return time.perf_counter() - start
+            kind_times[kind].append(time.perf_counter() - t0 if own is None
+                                    else engine.seconds - t0)
+    return time.perf_counter() - start if own is None else engine.seconds - own
 
 
 def load() -> str:
@@ -341,6 +391,8 @@ def main() -> None:
     parser.add_argument("--breakdown", action="store_true",
                         help="sqlext's time per kind split into phases, and its Spark jobs")
     parser.add_argument("--keep", help="work directory (default: a temporary one, removed)")
+    parser.add_argument("--delta-spark", action="store_true",
+                        help="also run the loop on delta-spark 4.4 (.venv-delta, a second process)")
     args = parser.parse_args()
 
     work = args.keep or tempfile.mkdtemp(prefix="sqlext-bench-small-")
@@ -354,15 +406,24 @@ def main() -> None:
     print(f"table: {args.rows} rows in {len(starting)} files; {args.statements} statements; "
           f"{load()}")
 
+    peer = None
+    if args.delta_spark:
+        from bench.deltaspark_peer import Peer
+        peer = Peer(spark, os.path.join(work, "delta-spark.log"))
+
     def engines(tag: str, workload: Workload) -> list:
-        for name in ("sqlext", "deltalake", "plain"):
+        for name in ("sqlext", "deltalake", "plain", "delta-spark"):
             shutil.rmtree(os.path.join(work, f"{tag}-{name}"), ignore_errors=True)
             shutil.rmtree(os.path.join(work, f"{tag}-{name}-scratch"), ignore_errors=True)
         shutil.copytree(base, os.path.join(work, f"{tag}-sqlext"))
         shutil.copytree(base, os.path.join(work, f"{tag}-deltalake"))
-        return [Sqlext(spark, os.path.join(work, f"{tag}-sqlext")),
-                DeltaRs(os.path.join(work, f"{tag}-deltalake")),
-                PlainSpark(spark, os.path.join(work, f"{tag}-plain"), workload, starting)]
+        found = [Sqlext(spark, os.path.join(work, f"{tag}-sqlext")),
+                 DeltaRs(os.path.join(work, f"{tag}-deltalake")),
+                 PlainSpark(spark, os.path.join(work, f"{tag}-plain"), workload, starting)]
+        if peer is not None:
+            shutil.copytree(base, os.path.join(work, f"{tag}-delta-spark"))
+            found.append(DeltaSparkPeer(peer, os.path.join(work, f"{tag}-delta-spark")))
+        return found
 
     for engine in engines("warm", Workload(args.rows, args.files)):
         loop(engine, Workload(args.rows, args.files), args.warmup)
@@ -383,27 +444,31 @@ def main() -> None:
         print(f"  {engine.name:10} {results[engine.name]:8.2f} s  {load()}")
 
     finals = {e.name: e.final() for e in contenders}
-    same = finals["sqlext"] == finals["deltalake"] == finals["plain"]
-    selects = contenders[0].selected == contenders[1].selected
+    same = all(rows == finals["sqlext"] for rows in finals.values())
+    selects = all(e.selected == contenders[0].selected for e in contenders
+                  if not isinstance(e, PlainSpark))
     print(f"final tables equal: {same} ({len(finals['sqlext'])} rows); "
-          f"time-travel SELECT row counts equal (sqlext, deltalake): {selects}")
+          f"time-travel SELECT row counts equal (sqlext, deltalake"
+          f"{', delta-spark' if peer else ''}): {selects}")
 
     print(f"\n{'engine':12}{'total s':>9}{'stmt/s':>9}{'sqlext / it':>13}")
     for name, total in results.items():
         print(f"{name:12}{total:>9.2f}{args.statements / total:>9.1f}"
               f"{results['sqlext'] / total:>12.2f}x")
     print("\nmedian ms per statement kind:")
-    print(f"{'kind':8}" + "".join(f"{n:>11}" for n in results)
-          + "".join(f"{'/' + n:>12}" for n in results if n != "sqlext"))
+    print(f"{'kind':8}" + "".join(f"{n:>13}" for n in results)
+          + "".join(f"{'/' + n:>14}" for n in results if n != "sqlext"))
     for kind in KINDS:
         med = {n: statistics.median(per_kind[n][kind]) * 1000 for n in results
                if per_kind[n][kind]}
         if not med:
             continue
-        print(f"{kind:8}" + "".join(f"{med[n]:>11.1f}" for n in results)
-              + "".join(f"{med['sqlext'] / med[n]:>11.2f}x" for n in results if n != "sqlext"))
+        print(f"{kind:8}" + "".join(f"{med[n]:>13.1f}" for n in results)
+              + "".join(f"{med['sqlext'] / med[n]:>13.2f}x" for n in results if n != "sqlext"))
     if breakdown is not None:
         breakdown.report()
+    if peer is not None:
+        peer.close()
     if not (same and selects):
         sys.exit("results differ")
     spark.stop()
