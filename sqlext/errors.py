@@ -337,16 +337,12 @@ class MultipleSourceRowMatchError(UnsupportedOperationError):
 class ParseError(SqlextError):
     """A SQL statement cannot be parsed; the message names line and column (``position``).
 
-    ``token`` is the text it fails near, ``statement`` the statement's SQL (None when unknown),
-    and ``parser`` which parser refused it: ``"spark"`` (Spark's own, its message Spark's
-    ``[PARSE_SYNTAX_ERROR] Syntax error at or near ...``) or ``"sqlext"`` (sqlext's reading of
-    the script, before Spark sees it)."""
+    ``token`` is the text it fails near, ``statement`` the statement's SQL (None when unknown)."""
     pyspark_class = "ParseException"
     error_class = "PARSE_SYNTAX_ERROR"
     sqlstate = "42601"
     token: str | None = None
     statement: str | None = None
-    parser: str = "sqlext"
 
     @property
     def line(self) -> int | None:

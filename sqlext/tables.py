@@ -202,7 +202,8 @@ class DeltaTable:
         current version's manifests for Presto/Trino/Athena (:mod:`sqlext.log.manifest`)."""
         if str(mode).lower() != MANIFEST_MODE:
             raise UnsupportedOperationError(f"generate({mode!r}) on {self._ref.display}: the "
-                                            f"only mode is '{MANIFEST_MODE}'")
+                                            f"only mode is '{MANIFEST_MODE}'",
+                                            table=self._ref.display)
         self.require()
         generate_symlink_manifest(self._log, self._log.snapshot())
 
@@ -441,7 +442,7 @@ class DeltaOptimizeBuilder:
             cols = tuple(cols[0])
         if not cols:
             raise AnalysisException(f"table {self._log.name}: executeZOrderBy needs at least one "
-                                    "column")
+                                    "column", table=self._log.name)
         return result_frame(self._spark, optimize(self._spark, self._log, self._where, list(cols)))
 
 
@@ -538,7 +539,7 @@ class DeltaTableBuilder:
         ref = self._ref()
         if self._mode == "replace" and not DeltaLog(ref.location, name=ref.display).exists():
             raise TableNotFoundError(f"table {ref.display} cannot be replaced: it does not exist;"
-                                     " use DeltaTable.createOrReplace")
+                                     " use DeltaTable.createOrReplace", table=ref.display)
         # a named table at a given location is external; a path table is only its location
         definition = TableDefinition(T.StructType(self._fields), None, self._partition_by,
                                      dict(self._properties), self._comment,

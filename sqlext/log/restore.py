@@ -82,12 +82,13 @@ def restore_table(log: DeltaLog, version: int | None = None, timestamp_ms: int |
     its commitInfo (:func:`sqlext.engine.commit.commit_fields`)."""
     if (version is None) == (timestamp_ms is None):
         raise SqlextError(f"table {log.name}: RESTORE needs a version or a timestamp (exactly "
-                          "one of them)")
+                          "one of them)", table=log.name)
     txn = log.start_transaction()
     latest = txn.snapshot
     if latest is None:
         raise TableNotFoundError(f"{log.name} is not a Delta table (no _delta_log at "
-                                 f"{log.location}); RESTORE needs an existing table")
+                                 f"{log.location}); RESTORE needs an existing table",
+                                 table=log.name)
     check_writable(log.name, latest.version, latest.protocol, latest.metadata)
     try:
         target_version = (int(version) if version is not None
@@ -106,7 +107,8 @@ def restore_table(log: DeltaLog, version: int | None = None, timestamp_ms: int |
     if target_version == latest.version:
         raise UnsupportedOperationError(
             f"table {log.name}: version {target_version} is the latest version already; RESTORE "
-            "needs an earlier version (as in delta-spark). The table is unchanged.")
+            "needs an earlier version (as in delta-spark). The table is unchanged.",
+            table=log.name, version=target_version)
     target = log.snapshot(target_version)
     check_readable(log.name, target.version, target.protocol, target.metadata)
 
@@ -124,7 +126,7 @@ def restore_table(log: DeltaLog, version: int | None = None, timestamp_ms: int |
             f"table {log.name}: cannot restore to version {target_version}: {len(missing)} of "
             f"its data files no longer exist (removed by VACUUM, or lost), e.g. {shown}. Restore "
             "a later version, or set spark.sql.files.ignoreMissingFiles=true to restore without "
-            "them. The table is unchanged.")
+            "them. The table is unchanged.", table=log.name, version=target_version)
     if missing:
         gone = {f.path for f in missing}
         to_add = [f for f in to_add if f.path not in gone]

@@ -89,7 +89,8 @@ def segment_for(listing: LogListing, table: str, version: int | None,
     """
     latest = listing.latest_version
     if latest is None:
-        raise CorruptLogError(f"table {table}: _delta_log holds no commit or checkpoint")
+        raise CorruptLogError(f"table {table}: _delta_log holds no commit or checkpoint",
+                              table=table)
     if version is None:
         version = latest
     if version < 0 or version > latest:
@@ -118,7 +119,8 @@ def segment_for(listing: LogListing, table: str, version: int | None,
     raise CorruptLogError(
         f"table {table}: the log is not contiguous; commit files missing for versions "
         f"{missing[:10]}{'...' if len(missing) > 10 else ''}, so version {version} cannot be "
-        "rebuilt. Restore the missing files from a backup or recreate the table.")
+        "rebuilt. Restore the missing files from a backup or recreate the table.",
+        table=table, version=version)
 
 
 def _available(listing: LogListing) -> str:

@@ -51,7 +51,8 @@ class Snapshot:
                 raise CorruptLogError(
                     f"table {self.location}, version {self.version}: the table schema "
                     f"(metaData.schemaString) cannot be read ({type(exc).__name__}: {exc}); the "
-                    "log is corrupt — restore the commit that set it from a backup") from exc
+                    "log is corrupt — restore the commit that set it from a backup",
+                    table=self.location, version=self.version) from exc
         return self._schema
 
     @property
@@ -149,6 +150,6 @@ class Replayer:
                                                   ("metaData", self.metadata)) if v is None)
             raise CorruptLogError(
                 f"table {location}: the log up to version {version} has no {missing} action; "
-                "it is not a valid Delta table")
+                "it is not a valid Delta table", table=location, version=version)
         return Snapshot(location, version, self.protocol, self.metadata, self.files,
                         self.tombstones, self.txns, self.domains, checkpoint_version)

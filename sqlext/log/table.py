@@ -83,21 +83,22 @@ class DeltaLog:
             data = self.store.read(path)
         except FileNotFoundError as exc:
             raise VersionNotFoundException(
-                f"table {self.name}: commit file for version {version} does not exist") from exc
+                f"table {self.name}: commit file for version {version} does not exist",
+                table=self.name, version=version) from exc
         if not data.strip():
             # never valid: a commit holds at least commitInfo or one action; an empty file is a
             # write cut short, and reading it as "no change" would hide the loss
             raise CorruptLogError(
                 f"table {self.name}: commit file {commit_name(version)} (version {version}) is "
                 f"empty ({len(data)} bytes) and cannot be replayed; restore it from a backup — "
-                "sqlext will not guess the table state")
+                "sqlext will not guess the table state", table=self.name, version=version)
         try:
             actions = parse_commit(data)
         except (ValueError, KeyError, TypeError) as exc:
             raise CorruptLogError(
                 f"table {self.name}: commit file {commit_name(version)} (version {version}) is "
                 f"corrupt and cannot be parsed ({exc}); restore it from a backup — sqlext will not "
-                "guess the table state") from exc
+                "guess the table state", table=self.name, version=version) from exc
         LOG_CACHE.put_commit(self.location, version, actions)
         return actions
 
@@ -182,7 +183,7 @@ class DeltaLog:
                     f"table {self.name}: version {version if version is not None else 'latest'} "
                     f"cannot be rebuilt: its checkpoint cannot be read ({why}) and the log holds "
                     f"no other route to it ({exc}). Restore the checkpoint or the commit files "
-                    "from a backup.") from exc
+                    "from a backup.", table=self.name, version=version) from exc
             replay = Replayer()
             if segment.checkpoint is not None:
                 try:

@@ -61,7 +61,7 @@ class Transaction:
         self.isolation_level = isolation_level or default or SERIALIZABLE
         if self.isolation_level not in (SERIALIZABLE, WRITE_SERIALIZABLE):
             raise SqlextError(f"table {log_.name}: unknown isolation level {self.isolation_level!r};"
-                              f" use {SERIALIZABLE} or {WRITE_SERIALIZABLE}")
+                              f" use {SERIALIZABLE} or {WRITE_SERIALIZABLE}", table=log_.name)
         self.committed_version: int | None = None
         self.attempts = 0
         self._winners_mark = -1        # the highest row id high-water mark winners committed
@@ -121,7 +121,8 @@ class Transaction:
         """
         if self.committed_version is not None:
             raise SqlextError(f"table {self.log.name}: this transaction already committed "
-                              f"version {self.committed_version}")
+                              f"version {self.committed_version}", table=self.log.name,
+                              version=self.committed_version)
         actions = list(actions)
         self._validate(actions)
         tracking = row_tracking.assigns_row_ids(self.new_protocol or (
@@ -191,7 +192,8 @@ class Transaction:
                     f"table {self.log.name}: could not write commit {version} (read version "
                     f"{self.read_version}): {exc.strerror or exc}. Nothing was committed; the "
                     "table is unchanged. Free space on the table's file system (or fix its "
-                    "permissions) and run the operation again.") from exc
+                    "permissions) and run the operation again.", table=self.log.name,
+                    version=version) from exc
             self._refuse_stray_commit(version, path)
             break
         self.committed_version = version
@@ -237,7 +239,7 @@ class Transaction:
         if self.snapshot is None:
             if self.new_metadata is None or self.new_protocol is None:
                 raise SqlextError(f"table {self.log.name}: creating a table needs protocol and "
-                                  "metadata")
+                                  "metadata", table=self.log.name)
         else:
             check_writable(self.log.name, self.snapshot.version, self.new_protocol or
                            self.snapshot.protocol, self.metadata)
@@ -246,7 +248,9 @@ class Transaction:
             if bad:
                 raise UnsupportedOperationError(
                     f"table {self.log.name} is append-only (delta.appendOnly=true): this "
-                    "operation would remove data. Set delta.appendOnly=false to allow it.")
+                    "operation would remove data. Set delta.appendOnly=false to allow it.",
+                    error_class="DELTA_CANNOT_MODIFY_APPEND_ONLY", table=self.log.name,
+                    version=self.read_version)
 
     def _check_winners(self, listing, checked_up_to: int, pruners, removes: set[str],
                        app_ids: set[str]) -> None:
@@ -256,7 +260,8 @@ class Transaction:
             raise ProtocolChangedException(
                 f"table {self.log.name}: another writer created the table (version {latest} is "
                 "there now) while this transaction was creating it. Create the table ahead of "
-                "time to avoid this conflict, or retry against the existing table.")
+                "time to avoid this conflict, or retry against the existing table.",
+                table=self.log.name, version=latest)
         gone = [v for v in range(checked_up_to + 1, latest + 1) if v not in listing.commits]
         if gone:
             raise self._cleaned_up(gone, listing)

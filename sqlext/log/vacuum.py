@@ -283,7 +283,8 @@ def _lite_candidates(log_: DeltaLog, snapshot: Snapshot, cutoff_ms: int,
             raise VersionNotFoundException(
                 f"table {log_.name}: VACUUM LITE needs the commits since the last completed "
                 f"VACUUM, but the log starts at version {listing.earliest_commit} and records no "
-                "completed VACUUM. Run a full VACUUM (VACUUM t FULL) once.")
+                "completed VACUUM. Run a full VACUUM (VACUUM t FULL) once.", table=log_.name,
+                version=listing.earliest_commit)
         start = 0
     out: dict[str, tuple[str, int, int]] = {}
     root = log_.location
@@ -321,7 +322,7 @@ def collect_garbage(log_: DeltaLog, retention_hours: float | None = None, dry_ru
     mode = (mode or "FULL").upper()
     if mode not in ("FULL", "LITE"):
         raise UnsupportedOperationError(f"table {log_.name}: unknown VACUUM mode {mode!r}; use "
-                                        "LITE or FULL")
+                                        "LITE or FULL", table=log_.name)
     snapshot = log_.snapshot()
     check_readable(log_.name, snapshot.version, snapshot.protocol, snapshot.metadata)
     check_writable(log_.name, snapshot.version, snapshot.protocol, snapshot.metadata)

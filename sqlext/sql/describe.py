@@ -45,7 +45,8 @@ def _table_ref(resolver: Resolver, table: exp.Table, verb: str,
         return None
     what = "a view" if target.kind is Kind.VIEW else "not a sqlext (Delta) table"
     raise TableNotFoundError(f"{verb} {label(table)}: {label(table)} is {what}; {verb} works on "
-                             "sqlext tables (names in sqlext's catalog, or delta.`/path`)")
+                             "sqlext tables (names in sqlext's catalog, or delta.`/path`)",
+                             table=label(table))
 
 
 def plan_history(resolver: Resolver, stmt: nodes.DescribeHistory) -> P.Plan:

@@ -320,5 +320,5 @@ def require_table(resolver: Resolver, table: exp.Table, verb: str) -> TableRef:
     target = resolver.resolve(table)
     if target.kind is not Kind.TABLE:
         raise TableNotFoundError(f"{verb} {label(table)}: {label(table)} is not a sqlext (Delta) "
-                                 "table")
+                                 "table", table=label(table))
     return target.ref

@@ -246,7 +246,8 @@ class ReadRewriter:
         else:
             ref = Catalog(self.resolver.spark).resolve(name)
         if ref is None or not has_delta_log(ref.location):
-            raise TableNotFoundError(f"{function}: {name!r} is not a sqlext (Delta) table")
+            raise TableNotFoundError(f"{function}: {name!r} is not a sqlext (Delta) table",
+                                     table=name)
         alias = None if table.alias else function
         self._replace(table, Binding(_view_name(), ref, f"{function}('{name}')", changes=read),
                       alias)

@@ -84,7 +84,8 @@ def plan_create_view(resolver: Resolver, stmt: exp.Create) -> P.Plan | None:
             if resolver.catalog.lookup(schema, name) or has_delta_log(
                     resolver.catalog.managed_location(schema, name)):
                 raise TableAlreadyExistsError(f"CREATE VIEW {text}: a table {schema}.{name} "
-                                              "exists", error_class="TABLE_OR_VIEW_ALREADY_EXISTS")
+                                              "exists", error_class="TABLE_OR_VIEW_ALREADY_EXISTS",
+                                              table=f"{schema}.{name}")
             if not resolver.catalog.schema_exists(schema):
                 raise AnalysisException(f"CREATE VIEW {text}: schema `{schema}` not found")
         fields = check.schema(spark).fields   # analyses the query: errors now, not later
@@ -94,7 +95,9 @@ def plan_create_view(resolver: Resolver, stmt: exp.Create) -> P.Plan | None:
         if _spark_view_exists(spark, table, temporary):
             if not replace:
                 raise TableAlreadyExistsError(f"CREATE VIEW {text}: a Spark view of that name "
-                                              "exists; use CREATE OR REPLACE VIEW", error_class="TABLE_OR_VIEW_ALREADY_EXISTS")
+                                              "exists; use CREATE OR REPLACE VIEW",
+                                              error_class="TABLE_OR_VIEW_ALREADY_EXISTS",
+                                              table=text)
             P.spark_sql(spark, exp.Drop(this=None, kind="VIEW", exists=True,
                                         tables=[table.copy()]).sql(dialect="spark"))
         resolver.views.put(view)
@@ -121,7 +124,8 @@ def _exists(view: ViewDef, if_not_exists: bool):
     if if_not_exists:
         return None
     raise TableAlreadyExistsError(f"view {view.display} already exists; use CREATE OR REPLACE "
-                                  "VIEW", error_class="TABLE_OR_VIEW_ALREADY_EXISTS")
+                                  "VIEW", error_class="TABLE_OR_VIEW_ALREADY_EXISTS",
+                                  table=view.display)
 
 
 def _spark_view_exists(spark, table: exp.Table, temporary: bool) -> bool:

@@ -223,7 +223,6 @@ def _parse_error(message: str, fields: dict) -> ParseError:
     err = ParseError(message, **fields)
     near = fields.get("message_parameters", {}).get("error", "")
     err.token = near[1:-1] if len(near) >= 2 and near[0] == near[-1] == "'" else near or None
-    err.parser = "spark"
     return err
 
 

@@ -14,13 +14,15 @@ import concurrent.futures
 import json
 import os
 import uuid
-from typing import Any, List, Optional, Sequence, Tuple
+from contextlib import contextmanager
+from typing import Any, Iterator, List, Optional, Sequence, Tuple
 
 from dbt.adapters.contracts.connection import AdapterResponse, Connection, ConnectionState
 from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.exceptions import FailedToConnectError
 from dbt.adapters.spark.connections import SparkConnectionManager, SparkConnectionWrapper
 from dbt_common.events.contextvars import get_node_info
+from dbt_common.exceptions import DbtRuntimeError
 from pyspark import SparkContext
 from pyspark.sql import DataFrame, Row, SparkSession
 from sqlext.errors import ParseError
@@ -121,11 +123,6 @@ class SqlextCursor:
         try:
             with commit_metadata_scope(commit_user_metadata()):
                 self._df = sqlext.sql(self.spark, text)
-        except ParseError as exc:
-            # sqlglot's wording ("Expecting ) at line ...") does not say what failed; Spark's does
-            if "syntax error" not in str(exc).lower():
-                exc.args = (f"Syntax error: {exc}",)
-            raise
         finally:
             self.spark.removeTag(self.tag)
 
@@ -199,8 +196,33 @@ class SqlextConnectionWrapper(SparkConnectionWrapper):
         logger.debug("NotImplemented: rollback")
 
 
+def failure_message(error: BaseException) -> str:
+    """What dbt reports for a failed statement: the error's message; for a syntax error in
+    sqlext's parser's wording (``Expecting ) at line ...``, which does not say what failed),
+    ``Syntax error: `` and that message. Spark's wording names its condition first
+    (``[PARSE_SYNTAX_ERROR] Syntax error at or near ...``: pyspark's ``getMessage()`` is the
+    message itself) and is reported as it is."""
+    if isinstance(error, ParseError) and error.getMessage() != str(error):
+        return f"Syntax error: {error}"
+    return str(error)
+
+
 class SqlextConnectionManager(SparkConnectionManager):
     TYPE = "sqlext"
+
+    @contextmanager
+    def exception_handler(self, sql: str) -> Iterator[None]:
+        """dbt-spark's: a failed statement raises dbt's ``DbtRuntimeError`` with the error's
+        message (:func:`failure_message`), raised from the error itself, so that callers decide
+        on its class and fields (see ``impl.is_missing_relation``), not on its words."""
+        try:
+            yield
+        except Exception as exc:
+            logger.debug(f"Error while running:\n{sql}")
+            logger.debug(exc)
+            if not exc.args:
+                raise
+            raise DbtRuntimeError(failure_message(exc)) from exc
 
     @classmethod
     def open(cls, connection: Connection) -> Connection:

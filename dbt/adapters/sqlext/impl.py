@@ -16,8 +16,8 @@ from dbt.adapters.contracts.connection import AdapterResponse
 from dbt.adapters.contracts.relation import RelationConfig, RelationType
 from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.spark.column import SparkColumn
-from dbt.adapters.spark.impl import (GET_COLUMNS_IN_RELATION_RAW_MACRO_NAME,
-                                     TABLE_OR_VIEW_NOT_FOUND_MESSAGES, SparkAdapter, SparkConfig)
+from dbt.adapters.spark.impl import (GET_COLUMNS_IN_RELATION_RAW_MACRO_NAME, SparkAdapter,
+                                     SparkConfig)
 from dbt_common.contracts.constraints import ConstraintType
 from dbt_common.exceptions import DbtRuntimeError
 from pyspark.sql import SparkSession
@@ -31,20 +31,32 @@ from dbt.adapters.sqlext.relation import SqlextRelation
 
 logger = AdapterLogger("sqlext")
 
-#: errors that mean "no such table or view": Spark's, and sqlext's for a name its catalog does not
-#: hold or a registered table whose log is gone. Any other error is raised, whatever its words.
-NOT_FOUND_MESSAGES = TABLE_OR_VIEW_NOT_FOUND_MESSAGES + (
-    "is not a Delta table", "not found in sqlext's catalog")
+#: error conditions that mean "no such table or view": Spark's, and delta-spark's for a path that
+#: holds no Delta table. sqlext's TableNotFoundError (a name its catalog does not hold, a registered
+#: table whose log is gone) means it too. Any other error is raised, whatever its words.
+NOT_FOUND_CONDITIONS = frozenset({"TABLE_OR_VIEW_NOT_FOUND", "DELTA_MISSING_DELTA_TABLE",
+                                  "DELTA_TABLE_NOT_FOUND"})
 
 #: what ``incremental_strategy`` may be, each built by its macro ``get_incremental_<name>_sql``
 INCREMENTAL_STRATEGIES = ("append", "merge", "delete+insert", "insert_overwrite", "replace_where",
                           "microbatch")
 
 
-def is_missing_relation(error: DbtRuntimeError) -> bool:
-    """Whether ``error`` says the table or view does not exist."""
-    message = getattr(error, "msg", "") or str(error)
-    return any(m in message for m in NOT_FOUND_MESSAGES)
+def is_missing_relation(error: BaseException) -> bool:
+    """Whether ``error``, or the error it was raised from (dbt's ``DbtRuntimeError`` is raised
+    from the statement's error), means the table or view does not exist: a
+    :class:`TableNotFoundError`, or an error whose condition (``getCondition()``) is one of
+    :data:`NOT_FOUND_CONDITIONS`."""
+    seen: set[int] = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        if isinstance(error, TableNotFoundError):
+            return True
+        condition = getattr(error, "getCondition", None)
+        if callable(condition) and str(condition() or "").split(".")[0] in NOT_FOUND_CONDITIONS:
+            return True
+        error = error.__cause__ or error.__context__
+    return False
 
 
 @dataclass
