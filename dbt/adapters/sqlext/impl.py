@@ -122,12 +122,15 @@ class SqlextAdapter(SparkAdapter):
             return []
         if facts is not None:
             return self.delta_table_columns(relation, facts)
-        try:
-            return super().get_columns_in_relation(relation)
+        try:   # dbt-spark's, deciding on the error (is_missing_relation), not on its words
+            rows = self.execute_macro(GET_COLUMNS_IN_RELATION_RAW_MACRO_NAME,
+                                      kwargs={"relation": relation})
         except DbtRuntimeError as exc:
             if is_missing_relation(exc):
                 return []
             raise
+        return [c for c in self.parse_describe_extended(relation, rows)
+                if c.name not in self.HUDI_METADATA_COLUMNS]
 
     def delta_table_facts(self, relation: BaseRelation) -> Optional[introspection.DeltaTableFacts]:
         """The columns and comment of the Delta table ``relation`` names, from sqlext's catalog;
