@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pyspark.sql import DataFrame, SparkSession
 
+from sqlext import names
 from sqlext.engine import read as table_reads
-from sqlext.engine import write as table_writes
 from sqlext.engine.changes import read as change_feed
 
 
@@ -26,9 +26,9 @@ def write(df: DataFrame, table: str, mode: str = "append", partitionBy=None, rep
     for that application id is skipped). ``partitionOverwriteMode="dynamic"`` overwrites only the
     partitions present in the data.
     """
-    return table_writes.write(df.sparkSession, df, table, mode, partitionBy, replaceWhere,
-                              mergeSchema, overwriteSchema, configuration, userMetadata,
-                              txnAppId, txnVersion, **options)
+    return names.write(df.sparkSession, df, table, mode, partitionBy, replaceWhere,
+                       mergeSchema, overwriteSchema, configuration, userMetadata,
+                       txnAppId, txnVersion, **options)
 
 
 def read(spark: SparkSession, table: str, versionAsOf: int | None = None, timestampAsOf=None,
@@ -38,7 +38,8 @@ def read(spark: SparkSession, table: str, versionAsOf: int | None = None, timest
     ``filter`` is a SQL condition: files that cannot hold matching rows are skipped using their
     partition values and min/max statistics, and the condition is applied to the rows.
     """
-    return table_reads.read(spark, table, versionAsOf, timestampAsOf, filter)
+    return table_reads.read(spark, names.resolve(spark, table), versionAsOf, timestampAsOf,
+                            filter)
 
 
 def changes(spark: SparkSession, table: str, startingVersion=None, endingVersion=None,
@@ -52,6 +53,7 @@ def changes(spark: SparkSession, table: str, startingVersion=None, endingVersion
     clause); ``computeUpdates`` with ``identifierColumns`` pairs deletes and inserts of one key
     into updates; ``filter`` (SQL) prunes files. See :func:`sqlext.engine.changes.read.changes`.
     """
-    return change_feed.changes(spark, table, startingVersion, endingVersion, startingTimestamp,
-                               endingTimestamp, deduplicationMode, computeUpdates,
-                               identifierColumns, filter=filter)
+    return change_feed.changes(spark, names.resolve(spark, table), startingVersion,
+                               endingVersion, startingTimestamp, endingTimestamp,
+                               deduplicationMode, computeUpdates, identifierColumns,
+                               filter=filter)

@@ -15,7 +15,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as T
 
 from sqlext.catalog import Catalog, TableRef, split_name
-from sqlext.engine.ddl import TableDefinition, create_table
+from sqlext.engine.ddl import TableDefinition
 from sqlext.engine.merge.clauses import (MATCHED, NOT_MATCHED, NOT_MATCHED_BY_SOURCE, Clause,
                                          checked_assignments, checked_condition)
 from sqlext.engine.read import resolve_snapshot
@@ -27,6 +27,7 @@ from sqlext.log.manifest import MODE as MANIFEST_MODE, generate_symlink_manifest
 from sqlext.log.protocol import table_features
 from sqlext.log.storage import normalize_location
 from sqlext.log.table import DeltaLog
+from sqlext.names import create_table
 
 _STR_MAP = T.MapType(T.StringType(), T.StringType())
 
@@ -311,7 +312,8 @@ class DeltaTable:
 
     def _clone(self, target: str, is_shallow: bool, replace: bool, properties: dict | None,
                version: int | None = None, timestamp=None) -> "DeltaTable":
-        from sqlext.engine.maintenance.clone import CloneSource, clone_table, require_shallow
+        from sqlext.engine.maintenance.clone import CloneSource, require_shallow
+        from sqlext.names import clone_table
         label = self._ref.qualified_name or f"delta.`{self._ref.location}`"
         require_shallow(is_shallow, label)
         self.require()
@@ -458,7 +460,7 @@ class IdentityGenerator:
 class DeltaTableBuilder:
     """delta-spark's ``DeltaTableBuilder``: name and/or location, columns, partitioning, comment
     and properties; :meth:`execute` creates (or replaces) the table in one commit through
-    :func:`sqlext.engine.ddl.create_table`. Generated and identity columns and ``clusterBy``
+    :func:`sqlext.names.create_table`. Generated and identity columns and ``clusterBy``
     are not supported."""
 
     def __init__(self, spark: SparkSession | None, mode: str):

@@ -11,37 +11,17 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import dataclass
-
 from pyspark.sql import SparkSession
 
 from sqlext.engine.session import native_sql, session_constant
 from sqlext.errors import AnalysisException, TableNotFoundError
 from sqlext.log.storage import is_local, normalize_location, store_for
+from sqlext.log.table_ref import TableRef
 
 DEFAULT_SCHEMA = "default"
 CATALOG_DIR = "_sqlext_catalog"
 _SPARK_CATALOGS = ("spark_catalog",)
 _VALID_PART = re.compile(r"^[^/\\\x00]+$")
-
-
-@dataclass(frozen=True)
-class TableRef:
-    """A resolved table: where it lives, and its name when it has one."""
-
-    location: str
-    schema: str | None = None
-    name: str | None = None
-    managed: bool = False
-
-    @property
-    def qualified_name(self) -> str | None:
-        return f"{self.schema}.{self.name}" if self.name else None
-
-    @property
-    def display(self) -> str:
-        """How messages name the table: by name when it has one, else by location."""
-        return f"`{self.schema}`.`{self.name}`" if self.name else self.location
 
 
 def looks_like_path(identifier: str) -> bool:

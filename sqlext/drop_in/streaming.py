@@ -16,6 +16,7 @@ from __future__ import annotations
 from pyspark.sql import DataFrame
 from pyspark.sql.streaming.readwriter import DataStreamReader, DataStreamWriter
 
+from sqlext import names as table_names
 from sqlext.drop_in.state import (FORMAT, MODE, PARTITIONS, installed, is_sqlext_table,
                                   merged_options, record_format, record_option, record_options,
                                   recorded, session_of)
@@ -90,7 +91,7 @@ def _spark_partitions(self) -> None:
         type(self).partitionBy.__wrapped__(self, *names)
 
 
-def _start_delta(self, original, table: str, ref, outputMode, partitionBy, queryName,
+def _start_delta(self, original, ref, outputMode, partitionBy, queryName,
                  options: dict):
     from sqlext.engine.streaming.sink import batch_writer, output_mode, sink_arguments
     mode = output_mode(outputMode or recorded(self, MODE))
@@ -102,7 +103,8 @@ def _start_delta(self, original, table: str, ref, outputMode, partitionBy, query
     spark = session_of(self)
     checkpoint = _connect_checkpoint(self, spark, options, queryName) if is_connect(spark) \
         else None
-    self.foreachBatch(batch_writer(table, mode, partitions, arguments, ref, checkpoint))
+    self.foreachBatch(batch_writer(ref, mode, partitions, arguments, checkpoint,
+                                   table_names.write))
     # Spark checks the output mode against the query (e.g. complete needs an aggregation)
     return original(self, None, None, mode.lower(), None, queryName)
 
@@ -135,7 +137,7 @@ def _writer_start(original, self, path=None, format=None, outputMode=None,  # no
         raise SqlextError("df.writeStream.format('delta').start() needs the table's path: "
                           "start('/path'), or toTable(name) for a named table")
     ref = Catalog(session_of(self)).resolve(path)
-    return _start_delta(self, original, path, ref, outputMode, partitionBy, queryName, merged)
+    return _start_delta(self, original, ref, outputMode, partitionBy, queryName, merged)
 
 
 def _writer_to_table(original, self, tableName, format=None, outputMode=None,  # noqa: A002
@@ -148,7 +150,7 @@ def _writer_to_table(original, self, tableName, format=None, outputMode=None,  #
     from sqlext.catalog import Catalog
     ref = Catalog(spark).resolve(tableName)
     start = type(self).start.__wrapped__
-    return _start_delta(self, lambda w, *a: start(w, *a), tableName, ref, outputMode,
+    return _start_delta(self, lambda w, *a: start(w, *a), ref, outputMode,
                         partitionBy, queryName, merged_options(self, options))
 
 

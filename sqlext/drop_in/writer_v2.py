@@ -93,7 +93,8 @@ def _v2_write(self, mode: str, **arguments) -> None:
 def _v2_create_table(self, replace: bool) -> None:
     """CREATE [OR REPLACE] TABLE ... AS SELECT the builder's DataFrame, as SQL would."""
     from sqlext.catalog import Catalog
-    from sqlext.engine.ddl import TableDefinition, create_table
+    from sqlext.engine.ddl import TableDefinition
+    from sqlext.names import create_table
     table = _table(self)
     options = write_arguments(table, recorded(self, OPTIONS, {}))
     properties = {**options.pop("configuration", {}), **recorded(self, _PROPERTIES, {})}

@@ -1,5 +1,6 @@
 """Table definition commands of the engine: create / replace, add columns, set / unset
-properties, column comments, constraints (CHECK, NOT NULL), drop and rename.
+properties, column comments, constraints (CHECK, NOT NULL). Names (registering, dropping,
+renaming) are :mod:`sqlext.names`'s.
 
 The SQL front (``CREATE TABLE``, ``ALTER TABLE``, ``DROP TABLE``) translates its statements into
 these calls, and Python callers reach the same code. Each change of a table's definition is one
@@ -22,18 +23,14 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from sqlglot import exp
 
-from sqlext.catalog import Catalog, TableRef, ViewStore, has_delta_log, spark_name
 from sqlext.engine.commit import commit
 from sqlext.engine.conditions import resolve_condition, sql_text
 from sqlext.engine.constraints import (CONSTRAINT_PREFIX, Constraint, check_constraints,
                                        violation, without_check_constraints)
 from sqlext.engine.dml.command import begin, spark_job_errors, table_frame
 from sqlext.engine.io.scan import scan
-from sqlext.engine.io.storage_bridge import move_file, remove_tree
 from sqlext.engine.maintenance.convert import require_empty_location
-from sqlext.engine.post_commit import after_commit
 from sqlext.engine.schemas import quoted_column, same_type, spark_schema
-from sqlext.engine.session import native_table_exists
 from sqlext.engine.generated import check_generated_schema, computed_columns
 from sqlext.engine.table_metadata import new_table_metadata, stage_metadata
 from sqlext.engine.write import write
@@ -45,6 +42,7 @@ from sqlext.log.generated import identity_columns, with_high_water_marks
 from sqlext.log.protocol import upgrade_for_features
 from sqlext.log.pruning import parse_predicate
 from sqlext.log.table import DeltaLog
+from sqlext.log.table_ref import TableRef
 from sqlext.log.transaction import now_ms
 
 COMMENT_KEY = "comment"
@@ -75,50 +73,29 @@ def create_table(spark: SparkSession, ref: TableRef, definition: TableDefinition
                  replace: bool = False, if_not_exists: bool = False,
                  display: str | None = None) -> int | None:
     """Create (or with ``replace``, replace) the table at ``ref``; return the version committed,
-    or None when nothing was committed (``if_not_exists`` and the table exists, or an existing
-    table registered under a name).
+    or None when nothing was committed (``if_not_exists`` and the table exists).
 
     Replacing commits the next version of the same table (same id, history kept) with the new
     schema, partitioning, data and properties (properties not restated are kept). ``display``
-    names the table in messages (default: its name, else its location).
+    names the table in messages (default: its name, else its location). Names are the caller's:
+    :func:`sqlext.names.create_table` resolves and registers them.
     """
     display = display or ref.display
     if definition.schema is not None:
         check_generated_schema(spark, definition.schema, display)
-    catalog = Catalog(spark)
-    registered = catalog.lookup(ref.schema, ref.name) if ref.name else None
-    if registered is not None and definition.external \
-            and registered.location != ref.location and not if_not_exists:
-        raise TableAlreadyExistsError(f"table {registered.display} already exists at "
-                                      f"{registered.location}", table=registered.display,
-                                      error_class="TABLE_OR_VIEW_ALREADY_EXISTS")
-    target = registered or ref
-    if target.name and not catalog.schema_exists(target.schema):
-        raise AnalysisException(f"CREATE TABLE {display}: schema `{target.schema}` not found; "
-                                f"create it first (CREATE SCHEMA {target.schema})")
-    log = DeltaLog(target.location, name=target.display)
+    log = DeltaLog(ref.location, name=ref.display)
     exists = log.exists()
     if exists and if_not_exists:
         return None
-    if not exists and target.name and not registered and _spark_has_table(spark, target):
-        if if_not_exists:
-            return None
-        raise TableAlreadyExistsError(f"table {target.display} already exists in Spark's catalog "
-                                      "(not a sqlext table); drop it first or use another name",
-                                      table=target.display,
-                                      error_class="TABLE_OR_VIEW_ALREADY_EXISTS")
     if exists and not replace:
-        if definition.external and registered is None and definition.query is None:
-            _register_existing(catalog, ref, definition, log, display)
-            return None
         raise TableAlreadyExistsError(
-            f"table {target.display} already exists (version {log.snapshot().version}); use "
+            f"table {ref.display} already exists (version {log.snapshot().version}); use "
             "CREATE TABLE IF NOT EXISTS, CREATE OR REPLACE TABLE, or another name",
-            table=target.display,
-            error_class="TABLE_OR_VIEW_ALREADY_EXISTS" if target.name else "DELTA_PATH_EXISTS")
+            table=ref.display,
+            error_class="TABLE_OR_VIEW_ALREADY_EXISTS" if ref.name else "DELTA_PATH_EXISTS")
     operation = ("CREATE OR REPLACE TABLE" if replace else "CREATE TABLE") + (
         " AS SELECT" if definition.query is not None else "")
-    params = {"isManaged": str(bool(target.managed and target.name)).lower(),
+    params = {"isManaged": str(bool(ref.managed and ref.name)).lower(),
               "description": definition.comment,
               "partitionBy": json.dumps(definition.partition_by),
               "properties": json.dumps(definition.properties)}
@@ -127,25 +104,20 @@ def create_table(spark: SparkSession, ref: TableRef, definition: TableDefinition
             query = definition.query
             df = query() if callable(query) else query
             _resolve_checks(lambda: df, definition, display, log)
-            version = write(spark, df, target.display, "overwrite" if exists else "errorifexists",
-                            partitionBy=definition.partition_by, overwriteSchema=exists,
-                            configuration=definition.properties, operation=operation,
-                            operationParameters=params, tableRef=target,
-                            description=definition.comment, replaceTable=replace)
-        else:
-            if definition.schema:
-                _resolve_checks(lambda: spark.createDataFrame([], definition.schema), definition,
-                                display, log)
-            version = _commit_schema(spark, log, target, definition, operation, params, display)
+            return write(spark, df, ref, "overwrite" if exists else "errorifexists",
+                         partitionBy=definition.partition_by, overwriteSchema=exists,
+                         configuration=definition.properties, operation=operation,
+                         operation_parameters=params, description=definition.comment,
+                         replace_table=replace)
+        if definition.schema:
+            _resolve_checks(lambda: spark.createDataFrame([], definition.schema), definition,
+                            display, log)
+        return _commit_schema(spark, log, ref, definition, operation, params, display)
     except ConcurrentModificationException as exc:
         if not exists:
-            raise TableAlreadyExistsError(f"table {target.display} was created by a concurrent "
+            raise TableAlreadyExistsError(f"table {ref.display} was created by a concurrent "
                                           "writer") from exc
         raise
-    if target.name:
-        after_commit(target.display, None, "registering the table's name in the catalog",
-                     lambda: catalog.register(target))
-    return version
 
 
 def _resolve_checks(frame: Callable[[], DataFrame], definition: TableDefinition, display: str,
@@ -158,13 +130,6 @@ def _resolve_checks(frame: Callable[[], DataFrame], definition: TableDefinition,
         columns, version = frame(), log.snapshot().version if log.exists() else 0
         for name, text in checks.items():
             resolve_condition(columns, text, display, version, f"CHECK constraint {name}")
-
-
-def _spark_has_table(spark: SparkSession, ref: TableRef) -> bool:
-    try:
-        return native_table_exists(spark, spark_name(ref.schema, ref.name))
-    except Exception:  # noqa: BLE001 - schema unknown to Spark
-        return False
 
 
 def _partition_columns(definition: TableDefinition, schema: T.StructType,
@@ -208,12 +173,16 @@ def _commit_schema(spark: SparkSession, log: DeltaLog, ref: TableRef, definition
     return commit(spark, txn, removes, operation, params, {"numRemovedFiles": len(removes)})
 
 
-def _register_existing(catalog: Catalog, ref: TableRef, definition: TableDefinition,
-                       log: DeltaLog, display: str) -> None:
-    """A name for the existing table at an external location (its columns, when given, must
-    be the table's)."""
+def check_existing_columns(spark: SparkSession, ref: TableRef, definition: TableDefinition,
+                           display: str) -> None:
+    """Refuse a definition whose columns (when given) are not those of the existing table at
+    ``ref`` (a name given to an existing table at an external location)."""
+    if definition.schema is None:
+        return
+    check_generated_schema(spark, definition.schema, display)
     if definition.schema:
         wanted = definition.schema
+        log = DeltaLog(ref.location, name=ref.display)
         actual = spark_schema(log.snapshot().metadata.schema_string)
         same = len(wanted.fields) == len(actual.fields) and all(
             w.name.lower() == a.name.lower() and same_type(w.dataType, a.dataType)
@@ -223,7 +192,6 @@ def _register_existing(catalog: Catalog, ref: TableRef, definition: TableDefinit
                 f"CREATE TABLE {display}: the columns given ({wanted.simpleString()}) do not "
                 f"match the existing table at {ref.location} ({actual.simpleString()}); "
                 "omit the columns to register the table as it is")
-    catalog.register(ref)
 
 
 # --- columns ----------------------------------------------------------------------------------
@@ -546,35 +514,3 @@ def sync_identity(spark: SparkSession, ref: TableRef, column: str) -> int:
             metadata.schema_string, {field["name"]: mark}))
     txn.update_metadata(metadata)
     return commit(spark, txn, [], "CHANGE COLUMN", params, {})
-
-
-# --- names ------------------------------------------------------------------------------------
-
-
-def drop_table(spark: SparkSession, ref: TableRef) -> None:
-    """Forget a named table; delete its data when it is managed."""
-    if ref.managed:
-        remove_tree(spark, ref.location)
-    Catalog(spark).unregister(ref.schema, ref.name)
-
-
-def rename_table(spark: SparkSession, ref: TableRef, name: str) -> TableRef:
-    """Give the named table ``ref`` the new ``name`` in its schema (a managed table's directory
-    moves with it); return the renamed reference."""
-    statement = f"ALTER TABLE {ref.display} RENAME TO {ref.schema}.{name}"
-    if not ref.name:
-        raise UnsupportedOperationError(f"{statement}: a path table has no name to change")
-    catalog = Catalog(spark)
-    target = catalog.managed_location(ref.schema, name)
-    if catalog.lookup(ref.schema, name) or ViewStore(spark, catalog).persistent(ref.schema, name) \
-            or has_delta_log(target):
-        raise TableAlreadyExistsError(f"{statement}: {ref.schema}.{name} already exists",
-                                      error_class="TABLE_OR_VIEW_ALREADY_EXISTS")
-    if ref.managed:
-        move_file(spark, ref.location, target)
-        renamed = TableRef(target, ref.schema, name, managed=True)
-    else:
-        renamed = TableRef(ref.location, ref.schema, name, managed=False)
-    catalog.register(renamed)
-    catalog.unregister(ref.schema, ref.name)
-    return renamed

@@ -6,7 +6,6 @@ import datetime as _dt
 
 from pyspark.sql import DataFrame, SparkSession
 
-from sqlext.catalog import Catalog, TableRef
 from sqlext.engine.io.scan import scan
 from sqlext.engine.session import prepare
 from sqlext.engine.conditions import check_condition, spark_condition
@@ -16,6 +15,7 @@ from sqlext.log.pruning import Pruner, parse_predicate
 from sqlext.log.schema import parse_timestamp_text
 from sqlext.log.snapshot import Snapshot
 from sqlext.log.table import DeltaLog
+from sqlext.log.table_ref import TableRef
 
 
 def timestamp_ms(value, spark: SparkSession | None = None, table: str | None = None) -> int:
@@ -86,11 +86,10 @@ def _version(value, table: str) -> int:
         table=table, message_parameters={"timeTravelKey": "versionAsOf"})
 
 
-def read(spark: SparkSession, table: str, versionAsOf: int | None = None,
+def read(spark: SparkSession, ref: TableRef, versionAsOf: int | None = None,
          timestampAsOf=None, filter: str | None = None) -> DataFrame:  # noqa: A002 - public name
-    """A table as a DataFrame; see :func:`sqlext.read`."""
+    """The resolved table ``ref`` as a DataFrame; see :func:`sqlext.read`."""
     prepare(spark)
-    ref = Catalog(spark).resolve(table)
     log, snapshot = resolve_snapshot(spark, ref, versionAsOf, timestampAsOf)
     files = snapshot.files
     if filter is not None:

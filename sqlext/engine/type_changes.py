@@ -18,12 +18,12 @@ import json
 from pyspark.sql import SparkSession
 from pyspark.sql import types as T
 
-from sqlext.catalog import TableRef
 from sqlext.engine.commit import commit
 from sqlext.engine.dml.command import begin
 from sqlext.errors import AnalysisException
 from sqlext.log import type_widening
 from sqlext.log.protocol_changes import merged
+from sqlext.log.table_ref import TableRef
 from sqlext.log.table import DeltaLog
 
 

@@ -12,7 +12,6 @@ from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from sqlext.catalog import Catalog, TableRef
 from sqlext.engine import codegen
 from sqlext.engine.commit import auto_merge, commit, session_transaction, skips_empty_commit
 from sqlext.engine.conditions import check_condition, spark_condition
@@ -20,7 +19,6 @@ from sqlext.engine.constraints import table_constraints, without_check_constrain
 from sqlext.engine.maintenance.convert import require_empty_location
 from sqlext.engine.io.files import CHANGE_TYPE, write_files
 from sqlext.engine.io.partitions import files_matching_partition_predicate
-from sqlext.engine.post_commit import after_commit
 from sqlext.engine.dml.assignments import runtime_error
 from sqlext.engine.dml.rewrite import delete_matching_rows, discard
 from sqlext.engine.generated import (IdentityValues, fill_generated, refuse_explicit_identity,
@@ -38,6 +36,7 @@ from sqlext.log.generated import with_high_water_marks
 from sqlext.log.protocol import check_writable
 from sqlext.log.pruning import Pruner, only_partition_columns, parse_predicate
 from sqlext.log.table import DeltaLog
+from sqlext.log.table_ref import TableRef
 from sqlext.log.table_properties import CHANGE_DATA_FEED
 from sqlext.log.transaction import now_ms
 from sqlext.log import type_widening
@@ -46,21 +45,21 @@ _MODES = {"append": "Append", "overwrite": "Overwrite", "error": "ErrorIfExists"
           "errorifexists": "ErrorIfExists", "default": "ErrorIfExists", "ignore": "Ignore"}
 
 
-def write(spark: SparkSession, df: DataFrame, table: str, mode: str = "append",
+def write(spark: SparkSession, df: DataFrame, table_ref: TableRef, mode: str = "append",
           partitionBy: list[str] | str | None = None, replaceWhere: str | None = None,
           mergeSchema: bool | None = None, overwriteSchema: bool = False,
           configuration: dict[str, str] | None = None, userMetadata: str | None = None,
           txnAppId: str | None = None, txnVersion: int | None = None, *,
           partitionOverwriteMode: str | None = None, operation: str | None = None,
-          operationParameters: dict | None = None, tableRef: TableRef | None = None,
-          description: str | None = None, replaceTable: bool = False) -> int:
-    """Write ``df`` to a table (path, URI or name) in one commit; returns the version.
+          operation_parameters: dict | None = None, description: str | None = None,
+          replace_table: bool = False) -> int:
+    """Write ``df`` to the resolved table ``table_ref`` in one commit; returns the version.
 
     See :func:`sqlext.write` for the options (``mergeSchema`` not given: the session's
     ``spark.databricks.delta.schema.autoMerge.enabled``). ``partitionOverwriteMode`` ("static"/"dynamic")
     overrides ``spark.sql.sources.partitionOverwriteMode`` for overwrites of partitioned tables.
     ``description`` sets the table's comment (SQL ``COMMENT``) when the write creates or
-    replaces the table. ``replaceTable`` (CREATE OR REPLACE TABLE ... AS SELECT) drops the
+    replaces the table. ``replace_table`` (CREATE OR REPLACE TABLE ... AS SELECT) drops the
     table's CHECK constraints not restated in ``configuration``, as delta-spark's REPLACE does.
     """
     prepare(spark)
@@ -80,16 +79,15 @@ def write(spark: SparkSession, df: DataFrame, table: str, mode: str = "append",
                           "frame writes"})
     if replaceWhere is not None and key != "overwrite":
         raise SqlextError("replaceWhere is only valid with mode='overwrite'")
-    ref = tableRef or Catalog(spark).resolve(table)
     mergeSchema = auto_merge(spark, mergeSchema)
     if isinstance(partitionBy, str):
         partitionBy = [partitionBy]
     for attempt in range(2):
         try:
-            return _write_once(spark, df, ref, key, partitionBy, replaceWhere, mergeSchema,
+            return _write_once(spark, df, table_ref, key, partitionBy, replaceWhere, mergeSchema,
                                overwriteSchema, configuration, userMetadata, txnAppId, txnVersion,
-                               partitionOverwriteMode, operation, operationParameters,
-                               description, replaceTable)
+                               partitionOverwriteMode, operation, operation_parameters,
+                               description, replace_table)
         except ProtocolChangedException:
             # lost the race to create the table: an append retries against the new table
             if attempt or key != "append":
@@ -106,8 +104,6 @@ def _write_once(spark, df, ref: TableRef, mode, partition_by, replace_where, mer
     listing = log.listing()
     exists = listing.latest_version is not None
     snapshot = log.snapshot(listing=listing) if exists else None
-    if not exists and ref.name:
-        Catalog(spark).require_schema(ref.schema)    # before any file is written
     if not exists:
         require_empty_location(log)                  # never a table over someone's files
     if snapshot is not None and app_id is not None:
@@ -248,9 +244,6 @@ def _write_once(spark, df, ref: TableRef, mode, partition_by, replace_where, mer
     metrics["executionTimeMs"] = int((time.time() - started) * 1000)
     version = commit(spark, txn, actions, operation or "WRITE", params, metrics,
                      explicit_user_metadata=user_metadata)
-    if ref.name and (snapshot is None or ref.managed):
-        after_commit(ref.display, version, "registering the table's name in the catalog",
-                     lambda: Catalog(spark).register(ref))
     return version
 
 

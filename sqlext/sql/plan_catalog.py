@@ -14,6 +14,7 @@ from pyspark.sql import SparkSession
 from sqlglot import exp
 
 from sqlext.catalog import CATALOG_DIR, DEFAULT_SCHEMA, TableRef, has_delta_log
+from sqlext import names as table_names
 from sqlext.engine import ddl
 from sqlext.engine.conditions import with_sql_text
 from sqlext.engine.io.storage_bridge import remove_tree
@@ -67,7 +68,7 @@ def plan_drop_table(resolver: Resolver, stmt: exp.Drop) -> P.Plan | None:
         else:
             return None
     spark = resolver.spark
-    return P.Plan(lambda: ddl.drop_table(spark, ref))
+    return P.Plan(lambda: table_names.drop_table(spark, ref))
 
 
 # --- ALTER TABLE ------------------------------------------------------------------------------
@@ -224,7 +225,7 @@ def _rename(resolver: Resolver, table: exp.Table, ref: TableRef, new: exp.Table)
     if schema != ref.schema:
         raise UnsupportedOperationError(f"ALTER TABLE {text} RENAME TO {label(new)}: a table "
                                         f"cannot move from schema {ref.schema} to {schema}")
-    return ddl.rename_table(resolver.spark, ref, names[1])
+    return table_names.rename_table(resolver.spark, ref, names[1])
 
 
 # --- schemas ----------------------------------------------------------------------------------
@@ -289,7 +290,7 @@ def plan_drop_schema(resolver: Resolver, stmt: exp.Drop) -> P.Plan | None:
         for table in owned:
             ref = catalog.lookup(name, table)
             if ref is not None:
-                ddl.drop_table(spark, ref)
+                table_names.drop_table(spark, ref)
         for view in views:
             resolver.views.drop(resolver.views.persistent(name, view))
         remove_tree(spark, catalog.store.join(catalog.warehouse, CATALOG_DIR, name))

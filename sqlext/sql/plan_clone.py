@@ -9,7 +9,8 @@ from __future__ import annotations
 from sqlglot import exp
 
 from sqlext.catalog import TableRef
-from sqlext.engine.maintenance.clone import CloneSource, clone_table, require_shallow
+from sqlext.engine.maintenance.clone import CloneSource, require_shallow
+from sqlext.names import clone_table
 from sqlext.errors import AnalysisException, UnsupportedOperationError
 from sqlext.log.storage import normalize_location
 from sqlext.sql import plan as P

@@ -5,7 +5,7 @@ A table is sqlext's when it is created ``USING delta``, or without ``USING`` whi
 commit: version 0 for a new table; ``CREATE OR REPLACE`` on an existing table commits the next
 version of the same table (same id, history kept) with the new schema, partitioning, data and
 properties (properties not restated are kept). This module translates the statement; the table is
-created by :func:`sqlext.engine.ddl.create_table`.
+created by :func:`sqlext.names.create_table`.
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ from pyspark.sql import SparkSession
 from sqlglot import exp
 
 from sqlext.catalog import TableRef
-from sqlext.engine.ddl import TableDefinition, create_table
+from sqlext.engine.ddl import TableDefinition
+from sqlext.names import create_table
 from sqlext.errors import AnalysisException, UnsupportedOperationError
 from sqlext.log.storage import normalize_location
 from sqlext.sql import plan as P

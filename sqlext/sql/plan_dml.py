@@ -1,6 +1,6 @@
 """INSERT, DELETE, UPDATE, MERGE and TRUNCATE on sqlext tables.
 
-INSERT goes to :func:`sqlext.engine.write.write` (append, overwrite, static and dynamic partition
+INSERT goes to :func:`sqlext.names.write` (append, overwrite, static and dynamic partition
 overwrite, ``REPLACE WHERE``) with Spark's store-assignment casts applied to the source; DELETE,
 UPDATE and MERGE to :mod:`sqlext.engine.dml.delete`, :mod:`~sqlext.engine.dml.update` and
 :mod:`~sqlext.engine.merge.command`. Each planner returns a dataclass holding the engine call's arguments
@@ -19,6 +19,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from sqlglot import exp
 
+from sqlext import names
 from sqlext.catalog import TableRef
 from sqlext.engine.conditions import sql_text, with_sql_text
 from sqlext.engine.dml.delete import delete
@@ -29,7 +30,6 @@ from sqlext.engine.read import resolve_snapshot
 from sqlext.engine.generated import computed_columns
 from sqlext.engine.schemas import spark_schema
 from sqlext.engine.dml.update import update
-from sqlext.engine.write import write
 from sqlext.errors import AnalysisException, TableNotFoundError, UnsupportedOperationError
 from sqlext.log.table import DeltaLog
 from sqlext.sql import plan as P
@@ -154,7 +154,7 @@ def plan_insert(resolver: Resolver, stmt: exp.Insert) -> P.Plan | None:
 class InsertPlan(P.CallPlan):
     """INSERT into a sqlext table: the source query, the target columns (None: the table's, or
     by name), PARTITION (...) values (``static``: column -> constant, ``dynamic``: columns), and
-    the write mode; :meth:`run` calls :func:`sqlext.engine.write.write`."""
+    the write mode; :meth:`run` calls :func:`sqlext.names.write`."""
 
     ref: TableRef
     text: str                                   # the target as the user wrote it
@@ -184,8 +184,8 @@ class InsertPlan(P.CallPlan):
                     exp.EQ(this=exp.column(pcols[n.lower()], quoted=True), expression=v.copy())
                     for n, v in self.static.items()])).text
         overwrite = self.overwrite or self.replace_where is not None
-        write(spark, data, self.ref.display, "overwrite" if overwrite else "append",
-              replaceWhere=predicate, partitionOverwriteMode=mode, tableRef=self.ref)
+        names.write(spark, data, self.ref, "overwrite" if overwrite else "append",
+                    replaceWhere=predicate, partitionOverwriteMode=mode)
         return None
 
     def _check_partition_spec(self, pcols: dict[str, str]) -> None:

@@ -78,7 +78,7 @@ def test_names_that_could_escape_the_warehouse_are_refused(spark, name):
 def test_explicit_location_resolves_from_a_new_session(spark, tmp_path):
     location = tmp_path / "elsewhere" / "ext"
     ref = TableRef(str(location), "default", "cat_external")
-    sqlext.write(_df(spark), "cat_external", tableRef=ref)
+    sqlext.write(_df(spark), "cat_external", table_ref=ref)
     assert (location / "_delta_log").is_dir()
     assert not (_warehouse(spark) / "cat_external").exists()
     assert sqlext.write(_df(spark, [(3, "c")]), "cat_external") == 1     # the name finds it

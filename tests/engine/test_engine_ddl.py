@@ -12,6 +12,7 @@ from pyspark.sql import types as T
 
 import sqlext
 from sqlext.catalog import TEMPORARY_VIEWS, Catalog, TableRef, ViewDef, ViewStore
+from sqlext import names
 from sqlext.engine import ddl
 from sqlext.errors import (AnalysisException, TableAlreadyExistsError, TableNotFoundError,
                            UnsupportedOperationError)
@@ -128,20 +129,20 @@ def test_column_comment_and_a_restated_type(spark, tmp_path):
 def test_rename_and_drop_a_managed_table(spark):
     catalog = Catalog(spark)
     old = catalog.ref_for_name("default", "ddl_py_old")
-    ddl.create_table(spark, old, ddl.TableDefinition(SCHEMA))
+    names.create_table(spark, old, ddl.TableDefinition(SCHEMA))
     assert catalog.lookup("default", "ddl_py_old") == old
-    renamed = ddl.rename_table(spark, old, "ddl_py_new")
+    renamed = names.rename_table(spark, old, "ddl_py_new")
     assert catalog.lookup("default", "ddl_py_old") is None
     assert catalog.lookup("default", "ddl_py_new") == renamed
     location = Path(renamed.location.removeprefix("file:"))
     assert (location / "_delta_log").is_dir()
     assert not Path(old.location.removeprefix("file:")).exists()
     other = catalog.ref_for_name("default", "ddl_py_other")
-    ddl.create_table(spark, other, ddl.TableDefinition(SCHEMA))
+    names.create_table(spark, other, ddl.TableDefinition(SCHEMA))
     with pytest.raises(TableAlreadyExistsError, match="already exists"):
-        ddl.rename_table(spark, other, "ddl_py_new")
-    ddl.drop_table(spark, renamed)
-    ddl.drop_table(spark, other)
+        names.rename_table(spark, other, "ddl_py_new")
+    names.drop_table(spark, renamed)
+    names.drop_table(spark, other)
     assert catalog.lookup("default", "ddl_py_new") is None and not location.exists()
 
 

@@ -13,6 +13,7 @@ from pyspark.sql import functions as F
 
 import sqlext
 from sqlext.engine.streaming.sink import write_micro_batch
+from sqlext.log.table_ref import TableRef
 from sqlext.errors import UnsupportedOperationError
 from tests.support.table_checks import latest_version
 
@@ -103,10 +104,11 @@ def test_micro_batch_written_twice_commits_once(drop_in, tmp_path):
     spark, table = drop_in, str(tmp_path / "t")
     df = spark.createDataFrame([(1, "a"), (2, "b")], SCHEMA)
     query_id = str(uuid.uuid4())
-    assert write_micro_batch(df, 0, table, "Append", None, {}, query_id=query_id) == 0
-    assert write_micro_batch(df, 0, table, "Append", None, {}, query_id=query_id) == 0
-    assert write_micro_batch(df, 1, table, "Append", None, {}, query_id=query_id) == 1
-    assert write_micro_batch(df, 1, table, "Append", None, {}, query_id=query_id) == 1
+    ref = TableRef(table)
+    assert write_micro_batch(df, 0, ref, "Append", None, {}, query_id=query_id) == 0
+    assert write_micro_batch(df, 0, ref, "Append", None, {}, query_id=query_id) == 0
+    assert write_micro_batch(df, 1, ref, "Append", None, {}, query_id=query_id) == 1
+    assert write_micro_batch(df, 1, ref, "Append", None, {}, query_id=query_id) == 1
     assert _ids(spark, table) == [1, 1, 2, 2]
 
 

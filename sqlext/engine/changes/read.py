@@ -18,7 +18,6 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from sqlext.engine.changes import dedup
-from sqlext.catalog import Catalog, TableRef
 from sqlext.log.changes_plan import (CHANGE_TYPE, COMMIT_TIMESTAMP, COMMIT_VERSION, ChangeFile,
                                         ChangePlan, RangeRequest, check_files_present,
                                         plan_changes, resolve_range)
@@ -34,6 +33,7 @@ from sqlext.log.column_mapping import ColumnMapping
 from sqlext.log.pruning import Pruner, parse_predicate, referenced_columns
 from sqlext.log.schema import parse_schema
 from sqlext.log.table import DeltaLog
+from sqlext.log.table_ref import TableRef
 
 MODES = {"none": "none", "dropcarryovers": "dropCarryovers", "netchanges": "netChanges"}
 _INFERRED_TYPE = "__sqlext_change_type"   # the change type of a data file's rows
@@ -42,11 +42,12 @@ CHANGE_FIELDS = [T.StructField(CHANGE_TYPE, T.StringType()),
                  T.StructField(COMMIT_TIMESTAMP, T.TimestampType())]
 
 
-def changes(spark: SparkSession, table: str, startingVersion=None, endingVersion=None,
+def changes(spark: SparkSession, ref: TableRef, startingVersion=None, endingVersion=None,
             startingTimestamp=None, endingTimestamp=None, deduplicationMode: str = "none",
             computeUpdates: bool = False, identifierColumns=None,
             filter: str | None = None) -> DataFrame:  # noqa: A002 - the option's public name
-    """The change feed of ``table`` between two versions or timestamps (inclusive).
+    """The change feed of the resolved table ``ref`` between two versions or timestamps
+    (inclusive).
 
     Columns: the table's (schema of the end version; columns added inside the range are NULL for
     older versions), ``_change_type`` (``insert``, ``delete``, ``update_preimage``,
@@ -70,7 +71,6 @@ def changes(spark: SparkSession, table: str, startingVersion=None, endingVersion
     a column dropped or retyped inside it, files removed by VACUUM).
     """
     prepare(spark)
-    ref = Catalog(spark).resolve(table)
     return changes_of(spark, ref, startingVersion, endingVersion, startingTimestamp,
                       endingTimestamp, deduplicationMode, computeUpdates, identifierColumns, filter)
 

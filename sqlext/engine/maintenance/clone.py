@@ -21,7 +21,6 @@ from urllib.parse import quote
 
 from pyspark.sql import SparkSession
 
-from sqlext.catalog import Catalog, TableRef
 from sqlext.engine.commit import commit
 from sqlext.engine.read import resolve_snapshot
 from sqlext.errors import (AnalysisException, ConcurrentModificationException,
@@ -31,6 +30,7 @@ from sqlext.log.actions import AddFile, Metadata
 from sqlext.log.protocol import table_features
 from sqlext.log.storage import is_local
 from sqlext.log.table import DeltaLog
+from sqlext.log.table_ref import TableRef
 from sqlext.log.transaction import now_ms
 
 OPERATION = "CLONE"
@@ -119,32 +119,6 @@ def shallow_clone(spark: SparkSession, source: CloneSource, target: TableRef,
             raise TableAlreadyExistsError(f"CLONE {source.label}: table {target.display} was "
                                           "created by a concurrent writer") from exc
         raise
-
-
-def clone_table(spark: SparkSession, source: CloneSource, target: TableRef,
-                replace: bool = False, if_not_exists: bool = False,
-                properties: dict[str, str] | None = None,
-                explicit_location: bool = False) -> int | None:
-    """:func:`shallow_clone` into a name or a path: a name already registered clones into its
-    table (an ``explicit_location`` elsewhere is an error), a new name is registered after the
-    commit; its schema must exist."""
-    catalog = Catalog(spark)
-    registered = catalog.lookup(target.schema, target.name) if target.name else None
-    if registered is not None:
-        if explicit_location and registered.location != target.location:
-            if if_not_exists:
-                return None
-            raise TableAlreadyExistsError(f"CLONE {source.label}: table {registered.display} "
-                                          f"already exists at {registered.location}")
-        target = registered
-    if target.name and not catalog.schema_exists(target.schema):
-        raise AnalysisException(f"CLONE {source.label} into {target.display}: schema "
-                                f"`{target.schema}` not found; create it first (CREATE SCHEMA "
-                                f"{target.schema})")
-    version = shallow_clone(spark, source, target, replace, if_not_exists, properties)
-    if target.name and registered is None:
-        catalog.register(target)
-    return version
 
 
 def require_shallow(is_shallow: bool, source: str) -> None:

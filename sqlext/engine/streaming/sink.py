@@ -17,6 +17,7 @@ from typing import Callable
 from pyspark.sql import DataFrame
 
 from sqlext.errors import SqlextError, UnsupportedOperationError
+from sqlext.log.table_ref import TableRef
 
 #: the SparkContext local property Spark's stream thread sets to the query's id (persisted in
 #: the checkpoint's ``metadata`` file: the same id across restarts)
@@ -63,20 +64,20 @@ def sink_arguments(options: dict, complete: bool) -> dict:
     return arguments
 
 
-def batch_writer(table: str, mode: str, partition_by: list[str] | None, arguments: dict,
-                 table_ref=None, checkpoint: str | None = None
+def batch_writer(table_ref: TableRef, mode: str, partition_by: list[str] | None,
+                 arguments: dict, checkpoint: str | None = None, write: Callable | None = None
                  ) -> Callable[[DataFrame, int], None]:
-    """The ``foreachBatch`` function of a query writing to ``table`` (path or name; ``table_ref``
-    its :class:`~sqlext.catalog.TableRef`, resolved when the query started) in output ``mode``
-    (:func:`output_mode`). ``checkpoint``: the query's checkpoint location, whose ``metadata``
-    gives the query id (Spark Connect, where the function runs in a server-side worker without
-    the stream thread's properties); None: the stream thread's :data:`QUERY_ID_KEY`."""
+    """The ``foreachBatch`` function of a query writing to ``table_ref`` (resolved when the
+    query started) in output ``mode`` (:func:`output_mode`). ``checkpoint``: the query's
+    checkpoint location, whose ``metadata`` gives the query id (Spark Connect, where the
+    function runs in a server-side worker without the stream thread's properties); None: the
+    stream thread's :data:`QUERY_ID_KEY`. ``write``: see :func:`write_micro_batch`."""
     complete = mode == "Complete"
 
     def write_batch(df: DataFrame, batch_id: int) -> None:
         query_id = checkpoint_query_id(checkpoint) if checkpoint is not None else None
-        write_micro_batch(df, batch_id, table, mode, partition_by, arguments, table_ref,
-                          complete, query_id)
+        write_micro_batch(df, batch_id, table_ref, mode, partition_by, arguments, complete,
+                          query_id, write)
     return write_batch
 
 
@@ -96,23 +97,28 @@ def checkpoint_query_id(checkpoint: str) -> str:
                           "readable where its foreachBatch runs") from None
 
 
-def write_micro_batch(df: DataFrame, batch_id: int, table: str, mode: str,
-                      partition_by: list[str] | None, arguments: dict, table_ref=None,
-                      complete: bool | None = None, query_id: str | None = None) -> int:
+def write_micro_batch(df: DataFrame, batch_id: int, table_ref: TableRef, mode: str,
+                      partition_by: list[str] | None, arguments: dict,
+                      complete: bool | None = None, query_id: str | None = None,
+                      write: Callable | None = None) -> int:
     """Commit one micro-batch (skipped when the log already has this query's ``txn`` at
     ``batch_id`` or later); returns the table's version. ``query_id``: the stream thread's
-    (:data:`QUERY_ID_KEY`) unless given."""
-    from sqlext.engine.write import write
+    (:data:`QUERY_ID_KEY`) unless given. ``write``: the write command, called as
+    :func:`sqlext.engine.write.write` (the caller's, e.g. one that registers a new table's
+    name: :func:`sqlext.names.write`); None: the engine's."""
+    if write is None:
+        from sqlext.engine.write import write
     spark = df.sparkSession
     if query_id is None:
         query_id = spark.sparkContext.getLocalProperty(QUERY_ID_KEY)
     if not query_id:
-        raise SqlextError(f"writing a micro-batch to {table}: no streaming query id on this "
-                          "thread (call it from a query's foreachBatch, or pass query_id)")
+        raise SqlextError(f"writing a micro-batch to {table_ref.display}: no streaming query "
+                          "id on this thread (call it from a query's foreachBatch, or pass "
+                          "query_id)")
     complete = mode == "Complete" if complete is None else complete
-    return write(spark, df, table, "overwrite" if complete else "append", partition_by,
+    return write(spark, df, table_ref, "overwrite" if complete else "append", partition_by,
                  txnAppId=query_id, txnVersion=int(batch_id), partitionOverwriteMode="static",
                  operation="STREAMING UPDATE",
-                 operationParameters={"outputMode": mode, "queryId": query_id,
-                                      "epochId": str(batch_id)},
-                 tableRef=table_ref, **arguments)
+                 operation_parameters={"outputMode": mode, "queryId": query_id,
+                                       "epochId": str(batch_id)},
+                 **arguments)
