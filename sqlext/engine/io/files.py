@@ -66,8 +66,11 @@ class WrittenFile:
         return self.add().num_records
 
 
-def _partition_values(dirs: list[str], partition_columns: list[str], types: dict[str, object],
-                      session_tz: str) -> dict[str, str | None]:
+def partition_values_of_dirs(dirs: list[str], partition_columns: list[str],
+                             types: dict[str, object], session_tz: str) -> dict[str, str | None]:
+    """The ``partitionValues`` of a file in the Hive-style directories ``dirs`` (``c=v`` as
+    Spark's writer names them; ``types`` by lowercased column name): timestamps turned from the
+    session time zone to UTC, missing columns NULL."""
     values: dict[str, str | None] = {}
     for part in dirs:
         name, _, raw = part.partition("=")
@@ -194,8 +197,8 @@ def write_files(spark: SparkSession, df: DataFrame, log: DeltaLog, partition_col
             moved.append(target)
             stats = file_stats(storage_bridge.open_for_footer(spark, target), fields,
                                num_indexed_cols) if file_kind == "data" else None
-            out.append(WrittenFile(target_rel, _partition_values(dirs, partition_columns, types,
-                                                                 session_tz),
+            out.append(WrittenFile(target_rel, partition_values_of_dirs(dirs, partition_columns,
+                                                                       types, session_tz),
                                    size, mtime, stats, group_value))
         return out
     except BaseException:
