@@ -5,8 +5,8 @@ clients know it (:func:`source_for`, :func:`source_name`).
 Every query plans anew: :meth:`DeltaReader.partitions` replays the log to its *current* version
 and lists that snapshot's live files, one partition each, so a DELETE or UPDATE committed after
 the entry was made is seen by the next query, and no entry ever hands a plain parquet reader a
-frozen file list. :meth:`DeltaReader.read` reads one file with pyarrow in the Python worker:
-columns by their physical names (column mapping ``name``) or parquet field ids (``id``),
+frozen file list. :meth:`DeltaReader.read` reads one file in the Python worker with the
+kernel's reader (:mod:`sqlext.log.file_reader`): columns by their physical names (column mapping ``name``) or parquet field ids (``id``),
 presented by their logical names; partition columns from the log's ``partitionValues``; the rows
 the file's deletion vector marks dropped. Columns of the entry's schema the file lacks are NULL.
 
@@ -22,9 +22,7 @@ import hashlib
 import json
 from typing import Iterable, Iterator
 
-import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 from pyspark.sql import types as T
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
@@ -40,11 +38,11 @@ except ImportError:     # pragma: no cover - pyspark 4.0 never calls pushFilters
 from sqlglot import exp
 
 from sqlext.errors import UnsupportedOperationError
-from sqlext.log.column_mapping import FIELD_ID_KEY, ColumnMapping, mapping_mode, physical_name
-from sqlext.log.deletion_vectors import DeletionVectorDescriptor, load_deletion_vector
+from sqlext.log.actions import AddFile, Metadata
+from sqlext.log.column_mapping import MODE_KEY, ColumnMapping, mapping_mode
+from sqlext.log.file_reader import iter_logical
 from sqlext.log.pruning import Pruner
-from sqlext.log.schema import Field, fields_of, parse_partition_value, parse_schema
-from sqlext.log.storage import is_local
+from sqlext.log.schema import parse_schema
 from sqlext.log.table import DeltaLog
 
 #: ``spark.read.format("sqlext_delta").load(location)``; entries use ``sqlext_delta_<digest>``
@@ -52,8 +50,6 @@ SOURCE_NAME = "sqlext_delta"
 #: the setting a session reading through :func:`source_for`'s sources needs (Spark refuses a
 #: reader with ``pushFilters`` without it)
 PUSHDOWN_CONF = "spark.sql.python.filterPushdown.enabled"
-_FIELD_ID = b"PARQUET:field_id"
-_BATCH_ROWS = 65536
 
 
 class DeltaFile(InputPartition):
@@ -234,134 +230,27 @@ def logical_schema(schema_string: str) -> T.StructType:
 
 def read_delta_file(part: DeltaFile, schema: T.StructType) -> Iterator[pa.RecordBatch]:
     """The rows of one file in ``schema``'s columns, as Arrow record batches of the types
-    Spark expects (its Arrow schema for ``schema``, timestamps in UTC)."""
+    Spark expects (its Arrow schema for ``schema``, timestamps in UTC), read by the kernel's
+    reader (:func:`sqlext.log.file_reader.iter_logical`). Columns of ``schema`` the table has
+    not (a change feed's ``_change_type``, ...) are NULL."""
     from sqlext.engine.io.scan import arrow_schema
 
     target = arrow_schema(schema)
-    by_name = {f.name.lower(): f for f in parse_schema(part.schema_string)}
-    id_mode = part.mode == "id"
-    source = part.path if is_local(part.path) else pa.BufferReader(
-        DeltaLog(part.location).store.read(part.path))
-    parquet = pq.ParquetFile(source)
-    file_fields = list(parquet.schema_arrow)
-    columns: list[tuple[str, object]] = []   # per output column: ("file", index) / ("value", v)
-    wanted: list[str] = []
-    for out in target:
-        key = out.name.lower()
-        field = by_name.get(key)
-        if key in part.partition_values:
-            type_name = field.type if field is not None else "string"
-            columns.append(("value", _partition_value(part.partition_values[key], type_name)))
-            continue
-        index = None if field is None else _find(file_fields, field, part.mode, id_mode)
-        if index is None:
-            columns.append(("value", None))
-        else:
-            columns.append(("file", (len(wanted), field)))
-            wanted.append(file_fields[index].name)
-    deleted = _deleted_rows(part, parquet.metadata.num_rows)
-    offset = 0
-    for batch in _batches(parquet, wanted, parquet.metadata.num_rows):
-        n = batch.num_rows
+    fields = parse_schema(part.schema_string)
+    logical = {f.name.lower(): f.name for f in fields}
+    mapping = ColumnMapping(part.mode, fields) if part.mode != "none" else None
+    # the partition's values are keyed by lowercased logical names; an action's by physical ones
+    values = {(mapping.physical_name(k) if mapping is not None else k): v
+              for k, v in part.partition_values.items()}
+    add = AddFile(part.path, values, 0, 0, deletion_vector=part.deletion_vector)
+    metadata = Metadata("", part.schema_string, list(part.partition_values),
+                        {MODE_KEY: part.mode})
+    columns = [logical[f.name.lower()] for f in target if f.name.lower() in logical]
+    for batch in iter_logical(part.location, add, metadata, columns, path=part.path,
+                              version=part.version):
         arrays = []
-        for (kind, what), out in zip(columns, target):
-            if kind == "value":
-                arrays.append(pa.array([what] * n, type=out.type) if what is not None
-                              else pa.nulls(n, out.type))
-            else:
-                position, field = what
-                arrays.append(_conform(batch.column(position), field.type, out.type, part.mode,
-                                       id_mode))
-        result = pa.RecordBatch.from_arrays(arrays, schema=target)
-        if deleted is not None:
-            result = result.filter(pa.array(~deleted[offset:offset + n]))
-        offset += n
-        if result.num_rows:
-            yield result
-
-
-def _batches(parquet: pq.ParquetFile, columns: list[str], num_rows: int):
-    """The file's rows in batches of ``columns`` (a file read for partition columns alone still
-    yields its row count)."""
-    if columns:
-        yield from parquet.iter_batches(batch_size=_BATCH_ROWS, columns=columns,
-                                        use_threads=False)
-        return
-    for start in range(0, num_rows, _BATCH_ROWS):
-        # no column of the file is read: batches with the file's row counts and no columns
-        yield pa.RecordBatch.from_pydict({"_": pa.nulls(min(_BATCH_ROWS, num_rows - start))}) \
-            .select([])
-
-
-def _deleted_rows(part: DeltaFile, num_rows: int) -> np.ndarray | None:
-    """A boolean mask over the file's rows, True for those its deletion vector deletes."""
-    if not part.deletion_vector:
-        return None
-    log = DeltaLog(part.location)
-    bitmap = load_deletion_vector(DeletionVectorDescriptor.from_dict(part.deletion_vector),
-                                  lambda path: log.store.read(log.data_path(path)))
-    mask = np.zeros(num_rows, dtype=bool)
-    rows = bitmap.row_index_array()
-    mask[rows[rows < num_rows]] = True
-    return mask
-
-
-def _find(fields: list[pa.Field], field: Field, mode: str, id_mode: bool) -> int | None:
-    """The position among a file's (or a struct's) fields of the column a Delta field is stored
-    as: by parquet field id in column mapping ``id`` mode, else by physical name (the logical
-    name without column mapping), matched case-insensitively as Spark matches."""
-    if id_mode:
-        field_id = (field.metadata or {}).get(FIELD_ID_KEY)
-        if field_id is not None:
-            for i, f in enumerate(fields):
-                if f.metadata and f.metadata.get(_FIELD_ID) == str(field_id).encode():
-                    return i
-    stored = physical_name(field.name, field.metadata) if mode != "none" else field.name
-    exact = [i for i, f in enumerate(fields) if f.name == stored]
-    if exact:
-        return exact[0]
-    folded = [i for i, f in enumerate(fields) if f.name.lower() == stored.lower()]
-    return folded[0] if len(folded) == 1 else None
-
-
-def _conform(array: pa.Array, delta_type, target: pa.DataType, mode: str,
-             id_mode: bool) -> pa.Array:
-    """A column as read from the file, with the (logical) names and Arrow type Spark expects:
-    struct fields found by physical name or id, inside lists and maps too; other values cast."""
-    if isinstance(array, pa.ChunkedArray):
-        array = array.combine_chunks()
-    if pa.types.is_struct(target) and pa.types.is_struct(array.type) and isinstance(delta_type, dict):
-        fields = {f.name.lower(): f for f in fields_of(delta_type)}
-        stored = list(array.type)
-        children = []
         for out in target:
-            field = fields.get(out.name.lower())
-            index = None if field is None else _find(stored, field, mode, id_mode)
-            children.append(pa.nulls(len(array), out.type) if index is None else
-                            _conform(array.field(index), field.type, out.type, mode, id_mode))
-        return pa.StructArray.from_arrays(children, fields=list(target),
-                                          mask=array.is_null() if array.null_count else None)
-    if (pa.types.is_list(target) or pa.types.is_large_list(target)) and isinstance(delta_type, dict) \
-            and (pa.types.is_list(array.type) or pa.types.is_large_list(array.type)):
-        values = _conform(array.values, delta_type.get("elementType"), target.value_type, mode,
-                          id_mode)
-        return type(array).from_arrays(array.offsets, values, type=target,
-                                       mask=array.is_null() if array.null_count else None)
-    if pa.types.is_map(target) and pa.types.is_map(array.type) and isinstance(delta_type, dict):
-        keys = _conform(array.keys, delta_type.get("keyType"), target.key_type, mode, id_mode)
-        items = _conform(array.items, delta_type.get("valueType"), target.item_type, mode,
-                         id_mode)
-        return pa.MapArray.from_arrays(array.offsets, keys, items, type=target,
-                                       mask=array.is_null() if array.null_count else None)
-    if array.type != target:
-        array = array.cast(target)
-    return array
-
-
-def _partition_value(text: str | None, type_name) -> object:
-    """A partition value (the log's string) as the Python value Arrow takes for its type:
-    timestamps (stored in UTC) as aware UTC datetimes."""
-    value = parse_partition_value(text, type_name)
-    if type_name == "timestamp" and isinstance(value, _dt.datetime):
-        value = value.replace(tzinfo=_dt.timezone.utc)
-    return value
+            name = logical.get(out.name.lower())
+            column = batch.column(name) if name is not None else pa.nulls(batch.num_rows, out.type)
+            arrays.append(column if column.type == out.type else column.cast(out.type))
+        yield pa.RecordBatch.from_arrays(arrays, schema=target)
