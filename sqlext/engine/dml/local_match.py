@@ -12,7 +12,7 @@ None otherwise (the caller then runs its Spark job):
 - over top-level data columns (not partition columns) of integer, string or boolean type,
   compared with literals of the same kind (no implicit casts: ``int_col = '5'`` goes to Spark);
   strings compare by their UTF-8 bytes in both;
-- tables without column mapping, files that hold every column the condition reads, at most
+- tables without column mapping (a column a file lacks reads as NULL, as in Spark), at most
   ``spark.sqlext.delete.localMatchMaxBytes`` (default 32 MB) of candidate files in all (0 turns
   this off).
 
@@ -26,12 +26,13 @@ import json
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 from sqlglot import exp
 
+from sqlext.errors import DeltaFileNotFoundError
 from sqlext.log.actions import AddFile
 from sqlext.log.column_mapping import ColumnMapping
-from sqlext.log.deletion_vectors import DeletionVectorDescriptor, load_deletion_vector
+from sqlext.log.deletion_vectors import DeletionVectorReader
+from sqlext.log.file_reader import ROW_INDEX_COLUMN, read_logical
 from sqlext.log.snapshot import Snapshot
 from sqlext.log.table import DeltaLog
 
@@ -71,31 +72,28 @@ def local_matching_rows(log: DeltaLog, snapshot: Snapshot, candidates: list[AddF
         evaluate = _Evaluator(kinds, alias)
         evaluate.check(predicate)
         hits = {}
+        vectors = DeletionVectorReader.of(log)
         for f in candidates:
-            rows = _matching(log, f, evaluate, predicate)
+            rows = _matching(log, snapshot, f, evaluate, predicate, vectors)
             if len(rows):
                 hits[f.path] = rows
         return hits
-    except (_Unsupported, pa.ArrowException, OSError):
+    except (_Unsupported, pa.ArrowException, OSError, DeltaFileNotFoundError):
         # outside the subset, or a file not readable here (Spark's scan then reports it)
         return None
 
 
-def _matching(log: DeltaLog, f: AddFile, evaluate: "_Evaluator", predicate) -> np.ndarray:
-    data = log.store.read(log.data_path(f.path))
-    parquet = pq.ParquetFile(pa.BufferReader(data))
-    stored = {n.lower(): n for n in parquet.schema_arrow.names}
-    if any(c not in stored for c in evaluate.columns):
-        raise _Unsupported("a file lacks a column the condition reads")
-    table = parquet.read(columns=[stored[c] for c in evaluate.columns])
-    table = table.rename_columns([c for c in evaluate.columns])
+def _matching(log: DeltaLog, snapshot: Snapshot, f: AddFile, evaluate: "_Evaluator", predicate,
+              vectors: DeletionVectorReader) -> np.ndarray:
+    """The positions in ``f`` of its live rows where ``predicate`` is true (the kernel's reader
+    leaves out the rows an earlier deletion vector deletes)."""
+    table = read_logical(log.location, f, snapshot.metadata, evaluate.columns,
+                         with_row_index=True, version=snapshot.version, table=log.name,
+                         deletion_vectors=vectors)
+    positions = table.column(ROW_INDEX_COLUMN)
+    table = table.drop_columns([ROW_INDEX_COLUMN]).rename_columns(evaluate.columns)
     mask = pc.fill_null(evaluate(predicate, table), False)
-    rows = np.asarray(pc.indices_nonzero(mask).to_numpy(), dtype=np.int64)
-    if f.deletion_vector and len(rows):
-        gone = load_deletion_vector(DeletionVectorDescriptor.from_dict(f.deletion_vector),
-                                    lambda path: log.store.read(log.data_path(path)))
-        rows = rows[~np.isin(rows, gone.row_index_array())]
-    return rows
+    return np.asarray(pc.filter(positions, mask).to_numpy(), dtype=np.int64)
 
 
 class _Evaluator:

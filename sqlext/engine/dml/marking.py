@@ -26,8 +26,8 @@ from pyspark.sql import functions as F
 from sqlext.engine.dml.rewrite import discard, total_records
 from sqlext.engine.io.scan import FILE_COLUMN, ROW_INDEX_COLUMN, scan
 from sqlext.log.actions import AddFile
-from sqlext.log.deletion_vectors import (DeletionVectorDescriptor, RoaringBitmapArray,
-                                         load_deletion_vector, new_deletion_vector_file)
+from sqlext.log.deletion_vectors import (DeletionVectorReader, RoaringBitmapArray,
+                                         new_deletion_vector_file)
 from sqlext.log.snapshot import Snapshot
 from sqlext.log.table import DeltaLog
 from sqlext.log.transaction import now_ms
@@ -119,13 +119,7 @@ def mark_rows(log: DeltaLog, files: list[AddFile], rows_by_path: dict) -> Markin
     deleted in the deletion vectors of ``files`` (the snapshot's actions of those paths), writing
     one deletion vector file. Nothing is committed."""
     by_path = {f.path: f for f in files}
-    contents: dict[str, bytes] = {}
-
-    def read(path: str) -> bytes:
-        if path not in contents:
-            contents[path] = log.store.read(log.data_path(path))
-        return contents[path]
-
+    vectors = DeletionVectorReader.of(log)
     marking = Marking()
     kept: list[tuple[AddFile, RoaringBitmapArray]] = []
     deleted = removed_vectors = 0
@@ -135,7 +129,7 @@ def mark_rows(log: DeltaLog, files: list[AddFile], rows_by_path: dict) -> Markin
         deleted += len(new)
         old = None
         if f.deletion_vector:
-            old = load_deletion_vector(DeletionVectorDescriptor.from_dict(f.deletion_vector), read)
+            old = vectors.load(f.deletion_vector)
             removed_vectors += 1
         merged = new.union(old)
         marking.removed.append(f)

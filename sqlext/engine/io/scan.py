@@ -8,7 +8,6 @@ change feed's commit version); files whose names repeat are read by separate sca
 
 from __future__ import annotations
 
-import datetime as _dt
 import inspect
 import contextlib
 import os
@@ -25,27 +24,24 @@ from sqlext.engine.session import is_connect
 from sqlext.errors import DeletionVectorError, DeltaFileNotFoundError, UnsupportedTableFeatureError
 from sqlext.log import row_tracking
 from sqlext.log.actions import AddFile
-from sqlext.log.deletion_vectors import (DeletionVectorDescriptor, RoaringBitmapArray,
-                                         load_deletion_vector)
+from sqlext.log.deletion_vectors import DeletionVectorReader
 from sqlext.log.column_mapping import ColumnMapping
-from sqlext.log.schema import parse_partition_value
+from sqlext.log.file_reader import ROW_INDEX_COLUMN
+from sqlext.log.schema import partition_value as typed_value
 from sqlext.log.snapshot import Snapshot
 from sqlext.log.storage import is_local
 from sqlext.log.table import DeltaLog
 
 FILE_COLUMN = "__sqlext_file"
-ROW_INDEX_COLUMN = "__sqlext_row_index"     # a row's position in its parquet file
 _NAME = "__sqlext_name"
 _LISTING = "__sqlext_listing"
 _ROW = "__sqlext_row"
 
 
 def typed_partition_value(value, dt: T.DataType):
-    """A partition value (the log's string) as the Python value Spark takes for type ``dt``."""
-    v = parse_partition_value(value, dt.typeName() if not isinstance(dt, T.DecimalType) else "decimal")
-    if isinstance(dt, T.TimestampType) and isinstance(v, _dt.datetime):
-        return v.replace(tzinfo=_dt.timezone.utc)
-    return v
+    """A partition value (the log's string) as the Python value Spark takes for type ``dt``
+    (:func:`sqlext.log.schema.partition_value`)."""
+    return typed_value(value, dt.typeName() if not isinstance(dt, T.DecimalType) else "decimal")
 
 
 def check_files_exist(log: DeltaLog, snapshot: Snapshot, files: list[AddFile]) -> None:
@@ -360,16 +356,7 @@ def marked_rows_table(log: DeltaLog, files: list[FileRead]):
     import pyarrow as pa
 
     listing_parts, row_parts = [], []
-    contents: dict[str, bytes] = {}      # a deletion vector file usually serves many data files
-
-    def read(path: str) -> bytes:
-        if path not in contents:
-            contents[path] = log.store.read(log.data_path(path))
-        return contents[path]
-
-    def load(dv: dict | None) -> RoaringBitmapArray | None:
-        return None if not dv else load_deletion_vector(DeletionVectorDescriptor.from_dict(dv),
-                                                        read)
+    load = DeletionVectorReader.of(log).load
 
     for i, f in enumerate(files):
         if f.selection:
