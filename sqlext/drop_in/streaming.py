@@ -32,6 +32,7 @@ CHECKPOINT_CONF = "spark.sql.streaming.checkpointLocation"
 def _stream_of(reader, table: str, options: dict) -> DataFrame:
     """The stream of the sqlext table ``table`` (path or name) through sqlext's source."""
     from sqlext.catalog import Catalog
+    from sqlext.engine.streaming.schema_log import session_settings
     from sqlext.engine.streaming.source import (SOURCE_NAME, TIME_ZONE_OPTION, register,
                                                 require_admission_control)
     spark = session_of(reader)
@@ -41,6 +42,8 @@ def _stream_of(reader, table: str, options: dict) -> DataFrame:
     options = {k: v for k, v in options.items() if k != "path"}
     # startingTimestamp without an offset is read in the session's time zone, as delta-spark
     options.setdefault(TIME_ZONE_OPTION, spark.conf.get("spark.sql.session.timeZone", "UTC"))
+    # the session's allowSourceColumn* settings, for a stream with schemaTrackingLocation
+    options.update(session_settings(lambda key: spark.conf.get(key, None), options))
     return type(reader).load.__wrapped__(reader, ref.location, SOURCE_NAME, None, **options)
 
 

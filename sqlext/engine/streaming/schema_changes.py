@@ -5,7 +5,8 @@ cannot read the new one's data:
 
 - on a column-mapped table, a rename or a drop (a column id whose name changed or which is gone)
   is read-incompatible for good: ``DELTA_STREAMING_INCOMPATIBLE_SCHEMA_CHANGE_USE_SCHEMA_LOG``,
-  on every restart from the same checkpoint (a new checkpoint starts after it);
+  on every restart from the same checkpoint (a new checkpoint starts after it), unless the
+  reader has a ``schemaTrackingLocation`` (:mod:`.schema_log`: then this module is not used);
 - otherwise a data schema the read schema does not cover (an added column, a widened type) is
   ``DELTA_SCHEMA_CHANGED_WITH_VERSION``: the query restarted (a new DataFrame, reading the new
   schema) goes on from its checkpoint.
@@ -39,8 +40,8 @@ def check_schema_change(location: str, version: int, read_schema: T.StructType,
             "[DELTA_STREAMING_INCOMPATIBLE_SCHEMA_CHANGE_USE_SCHEMA_LOG] Streaming read is not "
             "supported on tables with read-incompatible schema changes (e.g. rename or drop or "
             "datatype changes).\nPlease provide a 'schemaTrackingLocation' to enable "
-            "non-additive schema evolution for Delta stream processing (sqlext has no schema "
-            "tracking yet: start the query again with a new checkpoint directory).\nRead schema: "
+            "non-additive schema evolution for Delta stream processing (or start the query "
+            "again with a new checkpoint directory).\nRead schema: "
             f"{previous_schema_string}. Incompatible data schema: {new_schema_string}. "
             f"(table {location}, version {version})",
             error_class="DELTA_STREAMING_INCOMPATIBLE_SCHEMA_CHANGE_USE_SCHEMA_LOG",
@@ -80,11 +81,11 @@ def read_compatible(data: T.DataType, read: T.DataType) -> bool:
 def _additive(before: str, after: str) -> bool:
     """Whether every column id of ``before`` is in ``after`` under the same name path (no
     rename, no drop)."""
-    new = _ids(json.loads(after))
-    return all(new.get(i) == path for i, path in _ids(json.loads(before)).items())
+    new = column_paths(json.loads(after))
+    return all(new.get(i) == path for i, path in column_paths(json.loads(before)).items())
 
 
-def _ids(schema: dict, prefix: tuple = ()) -> dict:
+def column_paths(schema: dict, prefix: tuple = ()) -> dict:
     """Column mapping id -> name path of each field of a schema's JSON, nested ones included."""
     out: dict = {}
     for field in schema.get("fields", []):
@@ -95,5 +96,5 @@ def _ids(schema: dict, prefix: tuple = ()) -> dict:
         while isinstance(kind, dict) and kind.get("type") in ("array", "map"):
             kind = kind.get("elementType") or kind.get("valueType")
         if isinstance(kind, dict) and kind.get("type") == "struct":
-            out.update(_ids(kind, path))
+            out.update(column_paths(kind, path))
     return out

@@ -53,6 +53,9 @@ from pyspark.sql import types as T
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
 
 from sqlext.engine.streaming.schema_changes import check_schema_change
+from sqlext.engine.streaming.schema_log import (METADATA_CHANGE_INDEX, POST_METADATA_CHANGE_INDEX,
+                                                SchemaLog, SchemaTracking,
+                                                require_tracking_support, tracking_location)
 from sqlext.errors import (IllegalArgumentError, SqlextError, UnsupportedOperationError,
                            VersionNotFoundException)
 from sqlext.log.actions import AddFile, Metadata, RemoveFile
@@ -144,8 +147,13 @@ class DeltaStreamSource(DataSource):
     def schema(self) -> T.StructType:
         """The table's current columns by logical name (with ``readChangeFeed``, then
         ``_change_type``, ``_commit_version``, ``_commit_timestamp``)."""
-        schema = logical_schema(DeltaLog(self.options["path"]).snapshot().metadata.schema_string)
         opts = {str(k).lower(): v for k, v in self.options.items()}
+        location = self.options["path"]
+        metadata = DeltaLog(location).snapshot().metadata
+        tracking = _tracking(opts, location, metadata.id)
+        if tracking is not None and tracking.current is not None:    # the schema log's
+            metadata = tracking.current.metadata(metadata)
+        schema = logical_schema(metadata.schema_string)
         if str(opts.get("readchangefeed", "")).lower() in TRUE:
             schema = T.StructType(list(schema.fields) + CHANGE_FIELDS)
         return schema
@@ -164,6 +172,7 @@ class DeltaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         if ReadMaxFiles is None:
             import pyspark
             require_admission_control(pyspark.__version__, opts, location)
+            require_tracking_support(opts, location)
         self.starting_version = _starting_version(opts.get("startingversion"))
         self.starting_timestamp = None
         self.time_zone = str(opts.get(TIME_ZONE_OPTION.lower()) or "UTC")
@@ -200,9 +209,15 @@ class DeltaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self.skip_change_commits = str(opts.get("skipchangecommits", "")).lower() in TRUE
         snapshot = self._log().snapshot()
         self.table_id = snapshot.metadata.id
-        self.schema_string = snapshot.metadata.schema_string
-        self.mapping_mode = mapping_mode(snapshot.metadata)
-        self.mapping = ColumnMapping.of(snapshot.metadata)
+        # schemaTrackingLocation: the schema log's latest entry is the schema read
+        self.tracking = _tracking(opts, location, self.table_id)
+        self.read_metadata = snapshot.metadata
+        if self.tracking is not None:
+            if self.tracking.current is not None:
+                self.read_metadata = self.tracking.current.metadata(snapshot.metadata)
+        self.schema_string = self.read_metadata.schema_string
+        self.mapping_mode = mapping_mode(self.read_metadata)
+        self.mapping = ColumnMapping.of(self.read_metadata)
         self.bound: int | None = None           # Trigger.AvailableNow: the last version read
         self._adds: dict[int, list[AddFile]] = {}
 
@@ -218,6 +233,7 @@ class DeltaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         state = dict(self.__dict__)
         state.pop("_delta_log", None)
         state["_adds"] = {}
+        state["tracking"] = None        # the executors only read files
         return state
 
     # -- offsets ---------------------------------------------------------------------------
@@ -228,6 +244,7 @@ class DeltaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 "index": index, "isStartingVersion": starting}
 
     def initialOffset(self) -> dict:  # noqa: N802
+        self._check_unblocked()
         latest = self._latest()
         if self.starting_timestamp is not None:
             return self.offset(self._version_at(self.starting_timestamp, latest), BASE_INDEX,
@@ -262,12 +279,16 @@ class DeltaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         ``start``, else after all files up to the latest version (the version current at start
         under ``Trigger.AvailableNow``). pyspark 4.0/4.1 call it without arguments."""
         self._same_table(start)
+        self._check_unblocked()
         latest = self._latest()
         end = self.offset(latest, END_INDEX, False)
         if start is not None and _key(end) < _key(start):
             return start
         if start is None:
             return end
+        pending = self._pending_change(start)
+        if pending is not None:
+            return pending
         if start.get("isStartingVersion") and start["reservoirVersion"] == latest:
             end["isStartingVersion"] = True
         max_files = getattr(limit, "max_files", None)
@@ -277,6 +298,8 @@ class DeltaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             max_bytes = self.max_bytes
         count = size = 0
         for version, index, starting, add in self._files(start, latest):
+            if add is None:             # a metadata change ends the batch before it
+                return self.offset(version, index, False)
             # delta-spark's admission: a file is taken while the files and bytes taken so far
             # are under the limits (the file crossing the byte limit is taken)
             count += 1
@@ -291,11 +314,15 @@ class DeltaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         """The files after ``start`` up to ``end`` (inclusive), in tasks of about
         :data:`PARTITION_BYTES`."""
         self._same_table(start)
+        self._check_unblocked()
+        self._start_tracking(start)
         parts, group, size = [], [], 0
         end_key = _key(end)
         for version, index, _, add in self._files(start, end["reservoirVersion"]):
             if (version, index) > end_key:
                 break
+            if add is None:
+                continue
             values = (self.mapping.logical_partition_values(add.partition_values)
                       if self.mapping is not None else dict(add.partition_values or {}))
             log = self._log()
@@ -323,7 +350,14 @@ class DeltaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 yield from _change_rows(part, self.schema, *change)
 
     def commit(self, end: dict) -> None:
+        """Forget the files before ``end``; a batch ended by a metadata change records the
+        change in the schema log and stops the stream (:meth:`SchemaTracking.evolve`)."""
         version = end["reservoirVersion"]
+        if self.tracking is not None \
+                and end["index"] in (METADATA_CHANGE_INDEX, POST_METADATA_CHANGE_INDEX):
+            metadata = self._commit_metadata(version)
+            if self.tracking.is_change(version, metadata):
+                self.tracking.evolve(version, metadata, self._log().snapshot(version).protocol)
         for v in [v for v in self._adds if v < version]:
             del self._adds[v]
 
@@ -341,6 +375,46 @@ class DeltaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 error_class="DIFFERENT_DELTA_TABLE_READ_BY_STREAMING_SOURCE", sqlstate="55019",
                 table=self.location)
 
+    # -- schemaTrackingLocation ------------------------------------------------------------
+
+    def _check_unblocked(self) -> None:
+        """Once per query run, before its first batch (a batch planned before the restart
+        included): a rename or drop the schema log recorded must be allowed
+        (:meth:`SchemaTracking.check_unblocked`; raised here, not while Spark builds the
+        reader, whose errors pyspark's runner garbles)."""
+        if self.tracking is not None and not self.__dict__.get("_unblocked"):
+            self.tracking.check_unblocked()
+            self._unblocked = True
+
+    def _start_tracking(self, start: dict | None) -> None:
+        """Write the schema log's first entry (the metadata at ``start``'s version) when it
+        is empty."""
+        if self.tracking is None or self.tracking.current is not None or start is None:
+            return
+        version = start["reservoirVersion"]
+        snapshot = self._log().snapshot(version)
+        self.tracking.initialize(version, snapshot.metadata, snapshot.protocol,
+                                 self.read_metadata)
+
+    def _pending_change(self, start: dict) -> dict | None:
+        """The next offset while ``start`` is at a metadata change not yet tracked: its
+        second barrier offset, then ``start`` itself (no progress until the restart)."""
+        if self.tracking is None:
+            return None
+        self._start_tracking(start)
+        version, index = start["reservoirVersion"], start["index"]
+        if index == METADATA_CHANGE_INDEX:
+            return self.offset(version, POST_METADATA_CHANGE_INDEX, False)
+        if index == POST_METADATA_CHANGE_INDEX \
+                and self.tracking.is_change(version, self._commit_metadata(version)):
+            return start
+        return None
+
+    def _commit_metadata(self, version: int) -> Metadata | None:
+        """The ``metaData`` action of commit ``version`` (None: it has none)."""
+        found = [a for a in self._log().read_commit(version) if isinstance(a, Metadata)]
+        return found[-1] if found else None
+
     # -- the log ---------------------------------------------------------------------------
 
     def _latest(self) -> int:
@@ -355,7 +429,7 @@ class DeltaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         version ``last_version``; files whose path ``excludeRegex`` finds are left out (their
         index counted)."""
         for version, index, starting, add in self._all_files(start, last_version):
-            if self.exclude is None or not self.exclude.search(add.path):
+            if add is None or self.exclude is None or not self.exclude.search(add.path):
                 yield version, index, starting, add
 
     def _version_at(self, ms: int, latest: int) -> int:
@@ -389,6 +463,10 @@ class DeltaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                         yield version, i, True, f
             first_commit = version + 1
         for v in range(first_commit, last_version + 1):
+            if self.tracking is not None and (v, METADATA_CHANGE_INDEX) > (version, index) \
+                    and self.tracking.is_change(v, self._commit_metadata(v)):
+                yield v, METADATA_CHANGE_INDEX, False, None     # the batch ends here
+                return
             for i, f in enumerate(self._commit_adds(v)):
                 if v > version or start.get("isStartingVersion") or i > index:
                     yield v, i, False, f
@@ -405,7 +483,7 @@ class DeltaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         adds = [a for a in actions if isinstance(a, AddFile) and a.data_change]
         removes = [a for a in actions if isinstance(a, RemoveFile) and a.data_change]
         for m in (a for a in actions if isinstance(a, Metadata)):
-            if m.schema_string:
+            if m.schema_string and self.tracking is None:
                 self._check_schema(version, self.schema, m.schema_string)
         if removes:
             adds = self._changed(version, adds, removes)
@@ -427,7 +505,8 @@ class DeltaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         log = self._log()
         listing = log.listing()
         plan = plan_changes(log, listing, log.commit_timestamps(listing), version, version)
-        if logical_schema(plan.metadata.schema_string) != self.table_schema:
+        if self.tracking is None \
+                and logical_schema(plan.metadata.schema_string) != self.table_schema:
             self._check_schema(version, self.table_schema, plan.metadata.schema_string)
         out = []
         for f in plan.files:
@@ -497,6 +576,14 @@ def _timestamp_ms(value, time_zone: str = "UTC") -> int:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=_zone(time_zone))
     return int(moment.timestamp() * 1000)
+
+
+def _tracking(options: dict, location: str, table_id: str) -> SchemaTracking | None:
+    """The stream's schema log (``schemaTrackingLocation`` in lower-cased ``options``)."""
+    root = tracking_location(options)
+    if root is None:
+        return None
+    return SchemaTracking(SchemaLog(root, table_id, location), options)
 
 
 def _zone(name: str) -> _dt.tzinfo:
