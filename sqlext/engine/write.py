@@ -18,6 +18,7 @@ from sqlext.engine.conditions import check_condition, spark_condition
 from sqlext.engine.constraints import table_constraints, without_check_constraints
 from sqlext.engine.maintenance.convert import require_empty_location
 from sqlext.engine.io.files import CHANGE_TYPE, write_files
+from sqlext.engine.local.insert import write_without_job
 from sqlext.engine.io.partitions import files_matching_partition_predicate
 from sqlext.engine.dml.assignments import runtime_error
 from sqlext.engine.dml.rewrite import delete_matching_rows, discard
@@ -175,11 +176,14 @@ def _write_once(spark, df, ref: TableRef, mode, partition_by, replace_where, mer
             # as inserts too, by the same job as the data (one evaluation of the rows)
             with_inserts = cdf and bool(replaced[1]) and not only_partition_columns(
                 replaced[0], snapshot.partition_columns)
-        written = write_files(spark, _with_insert_images(data) if with_inserts else data, log,
-                              pcols, plan.table_schema,
-                              constraints=table_constraints(plan.table_schema,
-                                                            effective.configuration),
-                              kind="mixed" if with_inserts else "data", metadata=effective)
+        constraints = table_constraints(plan.table_schema, effective.configuration)
+        # little data, no Spark job: the rows written on the driver (sqlext.engine.local)
+        written = None if with_inserts else write_without_job(spark, data, log, effective,
+                                                               constraints, at_version)
+        if written is None:
+            written = write_files(spark, _with_insert_images(data) if with_inserts else data,
+                                  log, pcols, plan.table_schema, constraints=constraints,
+                                  kind="mixed" if with_inserts else "data", metadata=effective)
         inserts = [w for w in written if w.is_change_file]
         written = [w for w in written if not w.is_change_file]
         removed, rewritten, changes, extra_metrics = [], [], [], {}

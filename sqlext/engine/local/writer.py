@@ -88,12 +88,14 @@ def _version(snapshot) -> int | None:
 
 
 def write_local(spark: SparkSession, log: DeltaLog, metadata: Metadata, rows: pa.Table, *,
-                kind: str = "data", version: int | None = None,
+                kind: str = "data", version: int | None = None, tasks: int = 1,
                 num_indexed_cols: int = DEFAULT_NUM_INDEXED_COLS) -> list[WrittenFile]:
     """The files of :func:`write_local_files` (``kind="data"``) or :func:`write_change_files`
     (``kind="cdc"``) as :class:`~sqlext.engine.io.files.WrittenFile` s, as ``write_files``
-    returns them. One file per partition; no file for no rows. ``version``: the table version
-    written over, named in errors."""
+    returns them; no file for no rows. ``version``: the table version written over, named in
+    errors. ``tasks``: the Spark path's write tasks over these rows (a local relation of n rows
+    runs ``min(n, parallelism)``); the rows are sliced into them as Spark slices a local
+    collection, each slice one file per partition (``part-<task>-...``), as Spark's tasks write."""
     mapped = ColumnMapping.of(metadata) is not None
     fields = parse_schema(metadata.schema_string)
     pcols = [next(f for f in fields if f.name.lower() == p.lower())
@@ -105,34 +107,45 @@ def write_local(spark: SparkSession, log: DeltaLog, metadata: Metadata, rows: pa
     table = _conform_table(rows, data_fields, mapped, at)
     physical_pcols = [_stored_name(f, mapped) for f in pcols]
     session_tz = spark.conf.get("spark.sql.session.timeZone") or "UTC"
-    groups = _partition_groups(rows, pcols, session_tz, at)
     int96 = str(spark.conf.get("spark.sql.parquet.outputTimestampType",
                                "TIMESTAMP_MICROS")).upper() == "INT96"
     stats_fields = parse_schema(json.dumps(_row_metadata(table.schema)))
+    prefix = "cdc" if kind == "cdc" else "part"
     out: list[WrittenFile] = []
     try:
-        for dirs, indices in groups.items():
-            part = table.take(pa.array(indices, pa.int64())) if len(groups) > 1 else table
-            dir_names = [f"{escape_path_name(c)}={HIVE_NULL if v is None else escape_path_name(v)}"
-                         for c, v in zip(physical_pcols, dirs)]
-            prefix = "cdc" if kind == "cdc" else "part"
-            name = f"{prefix}-00000-{uuid.uuid4()}.c000.snappy.parquet"
-            rel = "/".join(([CHANGE_DATA_DIR] if kind == "cdc" else []) + dir_names + [name])
-            data = _parquet_bytes(part, spark.version, int96)
-            target = log.store.join(log.location, *rel.split("/"))
-            mtime = _store(log, target, data)
-            out.append(WrittenFile(rel, partition_values_of_dirs(
-                dir_names, physical_pcols, _types(pcols, physical_pcols), session_tz),
-                len(data), mtime, None))
-            if kind == "data":
-                footer = pq.read_metadata(pa.BufferReader(data))
-                out[-1].stats = _without_nan_bounds(
-                    stats_from_metadata(footer, stats_fields, num_indexed_cols), part)
+        for task, (start, end) in enumerate(_slices(rows.num_rows, tasks)):
+            task_rows, task_table = rows.slice(start, end - start), table.slice(start, end - start)
+            groups = _partition_groups(task_rows, pcols, session_tz, at)
+            for dirs, indices in groups.items():
+                part = (task_table.take(pa.array(indices, pa.int64())) if len(groups) > 1
+                        else task_table)
+                dir_names = [f"{escape_path_name(c)}="
+                             f"{HIVE_NULL if v is None else escape_path_name(v)}"
+                             for c, v in zip(physical_pcols, dirs)]
+                name = f"{prefix}-{task:05d}-{uuid.uuid4()}.c000.snappy.parquet"
+                rel = "/".join(([CHANGE_DATA_DIR] if kind == "cdc" else []) + dir_names + [name])
+                data = _parquet_bytes(part, spark.version, int96)
+                target = log.store.join(log.location, *rel.split("/"))
+                mtime = _store(log, target, data)
+                out.append(WrittenFile(rel, partition_values_of_dirs(
+                    dir_names, physical_pcols, _types(pcols, physical_pcols), session_tz),
+                    len(data), mtime, None))
+                if kind == "data":
+                    footer = pq.read_metadata(pa.BufferReader(data))
+                    out[-1].stats = _without_nan_bounds(
+                        stats_from_metadata(footer, stats_fields, num_indexed_cols), part)
     except BaseException:
         for written in out:     # nothing will commit them
             log.store.delete(log.store.join(log.location, *written.path.split("/")))
         raise
     return out
+
+
+def _slices(length: int, tasks: int) -> list[tuple[int, int]]:
+    """(start, end) of each task's rows, as Spark's ``ParallelCollectionRDD`` slices a local
+    collection of ``length`` rows into ``tasks`` partitions."""
+    tasks = max(1, min(tasks, length)) if length else 1
+    return [(i * length // tasks, (i + 1) * length // tasks) for i in range(tasks)]
 
 
 def _without_nan_bounds(stats: str, table: pa.Table) -> str:
