@@ -11,7 +11,9 @@ import sqlext
 from sqlext.engine.codegen import FACTORY_MODE, MAX_BYTES_CONF, WHOLE_STAGE, input_bytes
 from sqlext.errors import MultipleSourceRowMatchError
 from tests.support import assert_same_rows, read_deltalake
+from sqlext.engine.local.policy import MODE_CONF
 from tests.support.dml_cases import changes_of, spark_table
+from tests.support.spark import spark_conf
 
 ROWS = [(i, i % 3, "abc"[i % 3], i * 10) for i in range(30)]
 MERGE = ("MERGE INTO delta.`{path}` t USING (SELECT id, p, s, v FROM VALUES (1, 1, 'x', -1), "
@@ -45,6 +47,14 @@ def _plans_of(spark, action) -> list[str]:
 def _settings_untouched(spark) -> bool:
     conf = spark._jsparkSession.conf()
     return not conf.contains(WHOLE_STAGE) and not conf.contains(FACTORY_MODE)
+
+
+@pytest.fixture(autouse=True)
+def spark_path(spark):
+    """These statements on Spark's path (a small DELETE or UPDATE otherwise runs no Spark job at
+    all, on the driver: tests/engine/local)."""
+    with spark_conf(spark, {MODE_CONF: "off"}):
+        yield
 
 
 @pytest.fixture

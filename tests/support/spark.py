@@ -33,6 +33,25 @@ SPARK_CONF: dict[str, str] = {
 }
 
 
+#: ``SQLEXT_TEST_EXECUTION=spark|local`` runs the whole suite with small DML statements on one
+#: path: Spark's jobs (``off``) or the driver path wherever it applies (``force``); unset, the
+#: product default (``auto``)
+EXECUTION_ENV = "SQLEXT_TEST_EXECUTION"
+_EXECUTION_MODES = {"spark": "off", "local": "force"}
+
+
+def execution_conf(environ=None) -> dict[str, str]:
+    """The ``spark.sqlext.execution.local`` setting :data:`EXECUTION_ENV` asks for ({} when
+    unset); any other value is refused, naming the ones it takes."""
+    value = (os.environ if environ is None else environ).get(EXECUTION_ENV, "").strip().lower()
+    if not value:
+        return {}
+    if value not in _EXECUTION_MODES:
+        raise ValueError(f"{EXECUTION_ENV}={value!r}: use spark or local (or leave it unset)")
+    from sqlext.engine.local.policy import MODE_CONF
+    return {MODE_CONF: _EXECUTION_MODES[value]}
+
+
 def _set_python_env() -> None:
     """Make Spark's Python workers and py4j use this interpreter (the venv's)."""
     os.environ["PYSPARK_PYTHON"] = sys.executable
@@ -50,7 +69,7 @@ def build_session(warehouse_dir: Path, app_name: str = "sqlext-tests"):
 
     import sqlext
 
-    conf = {**SPARK_CONF, "spark.sql.warehouse.dir": str(warehouse_dir)}
+    conf = {**SPARK_CONF, **execution_conf(), "spark.sql.warehouse.dir": str(warehouse_dir)}
     from tests.support.s3 import s3a_jars
     if s3a_jars():                 # Spark's s3a:// connector, for tests/storage/test_s3.py
         # on the driver's classpath, which in local mode is the executors' too; spark.jars would

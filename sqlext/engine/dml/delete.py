@@ -30,6 +30,7 @@ from sqlext.engine.io.partitions import files_matching_partition_predicate
 from sqlext.engine.dml.marking import (discarded_on_failure, mark_rows, matching_rows,
                                        uses_deletion_vectors)
 from sqlext.engine.dml import local_match
+from sqlext.engine.local import dml as local_dml
 from sqlext.engine.dml.rewrite import delete_matching_rows, total_records
 from sqlext.engine.session import conf_bytes
 from sqlext.log.pruning import Pruner
@@ -77,8 +78,12 @@ def delete(spark: SparkSession, log: DeltaLog, condition=None, *, alias: str | N
         scanned = Pruner.of(cond.predicate, snapshot).prune(snapshot.files) \
             if cond.predicate is not None else snapshot.files
         with spark_job_errors(log, snapshot, OPERATION):
-            result = delete_matching_rows(spark, log, snapshot, scanned, cond.column,
-                                          snapshot.change_data_feed_enabled, alias)
+            # a few small files: on the driver, without a Spark job (None: not for that path)
+            result = local_dml.delete_rows(spark, log, snapshot, scanned, cond.column,
+                                           snapshot.change_data_feed_enabled, alias)
+            if result is None:
+                result = delete_matching_rows(spark, log, snapshot, scanned, cond.column,
+                                              snapshot.change_data_feed_enabled, alias)
         removed, added, changes, rows = result.removed, result.added, result.changes, result.metrics
         txn.row_ids_preserved = result.row_ids_preserved
         scan_ms, rewrite_ms = rows.pop("scanTimeMs"), rows.pop("rewriteTimeMs")

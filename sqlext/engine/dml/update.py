@@ -35,6 +35,7 @@ from sqlext.engine.io.scan import stable_row_id_columns
 from sqlext.engine.dml.rewrite import (rewrite_files, scan_rows, update_matching_rows,
                                        with_new_row_commit_version,
                                        updating)
+from sqlext.engine.local import dml as local_dml
 from sqlext.engine.generated import generated_columns, refuse_identity_update
 from sqlext.engine.schemas import spark_schema
 from sqlext.log.pruning import Pruner
@@ -84,9 +85,14 @@ def update(spark: SparkSession, log: DeltaLog, condition=None, set=None, *,  # n
         return _update_marking(spark, log, txn, snapshot, cond, assignments, candidates, alias,
                                timer, regenerate)
     with spark_job_errors(log, snapshot, OPERATION):
-        result = update_matching_rows(spark, log, snapshot, candidates,
-                                      None if whole_files else cond.column, assignments,
-                                      snapshot.change_data_feed_enabled, alias, regenerate)
+        # a few small files: on the driver, without a Spark job (None: not for that path)
+        result = local_dml.update_rows(spark, log, snapshot, candidates,
+                                       None if whole_files else cond.column, assignments,
+                                       snapshot.change_data_feed_enabled, alias, regenerate)
+        if result is None:
+            result = update_matching_rows(spark, log, snapshot, candidates,
+                                          None if whole_files else cond.column, assignments,
+                                          snapshot.change_data_feed_enabled, alias, regenerate)
     txn.row_ids_preserved = result.row_ids_preserved
     touched = {f.path for f in result.removed}
     record_reads(txn, cond, [f for f in candidates if f.path not in touched])

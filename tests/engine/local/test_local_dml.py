@@ -1,0 +1,151 @@
+"""DELETE and UPDATE on the driver path (sqlext.engine.local.dml) against the Spark path: the same
+statements on two identical tables, one with ``spark.sqlext.execution.local=force``, one with
+``off``, leave the same rows, commit the same actions (file names, sizes and times aside), the
+same operation, parameters and metrics, and the same change feed; the driver path runs no Spark
+job for a one-row statement on a small table."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import sqlext
+from sqlext.engine.local import policy
+from sqlext.errors import SqlextError
+from tests.support import assert_same_rows, read_deltalake
+from tests.support.dml_cases import changes_of
+from tests.support.spark import jobs_run, spark_conf
+from tests.support.table_checks import commit_actions, latest_version
+
+ROWS = ", ".join(f"({i}, {i % 3}, '{'abc'[i % 3]}', {i * 10})" for i in range(30))
+#: timings and byte counts differ between any two runs; everything else must not
+VARYING_METRICS = {"executionTimeMs", "scanTimeMs", "rewriteTimeMs", "numRemovedBytes",
+                   "numAddedBytes", "changeFileBytes"}
+
+
+def _create(spark, path, partitioned: bool, cdf: bool, extra: str = "") -> None:
+    parts = "PARTITIONED BY (p)" if partitioned else ""
+    props = f"TBLPROPERTIES (delta.enableChangeDataFeed = {str(cdf).lower()})"
+    sqlext.sql(spark, f"CREATE TABLE delta.`{path}` (id BIGINT, p INT, s STRING, v BIGINT"
+                      f"{extra}) USING delta {parts} {props}")
+    # two appends: two files (per partition), so a narrow condition touches only some
+    sqlext.sql(spark, f"INSERT INTO delta.`{path}` (id, p, s, v) SELECT * FROM VALUES {ROWS} "
+                      "AS r(id, p, s, v) WHERE id < 15")
+    sqlext.sql(spark, f"INSERT INTO delta.`{path}` (id, p, s, v) SELECT * FROM VALUES {ROWS} "
+                      "AS r(id, p, s, v) WHERE id >= 15")
+
+
+def _file_action(action: dict) -> tuple:
+    kind = next(iter(action))
+    body = action[kind]
+    stats = json.loads(body["stats"]) if body.get("stats") else None
+    return (kind, json.dumps(body.get("partitionValues"), sort_keys=True),
+            body.get("dataChange"), json.dumps(stats, sort_keys=True),
+            json.dumps(body.get("deletionVector") is not None))
+
+
+def _commit(path, version: int) -> dict:
+    actions = commit_actions(path, version)
+    info = next(a["commitInfo"] for a in actions if "commitInfo" in a)
+    metrics = {k: v for k, v in info.get("operationMetrics", {}).items()
+               if k not in VARYING_METRICS}
+    files = sorted(_file_action(a) for a in actions if {"add", "remove", "cdc"} & set(a))
+    return {"operation": info["operation"], "parameters": info.get("operationParameters"),
+            "metrics": metrics, "files": files}
+
+
+def _run_both(spark, tmp_path, statement: str, partitioned=False, cdf=False, extra="") -> dict:
+    """Run ``statement`` ({path}) on a table per path; assert they agree; the driver path's
+    table."""
+    paths = {}
+    for mode in ("force", "off"):
+        path = tmp_path / mode
+        _create(spark, path, partitioned, cdf, extra)
+        with spark_conf(spark, {policy.MODE_CONF: mode}):
+            sqlext.sql(spark, statement.format(path=path))
+        paths[mode] = path
+    local, remote = paths["force"], paths["off"]
+    assert latest_version(local) == latest_version(remote)
+    if latest_version(local) == 2:      # nothing matched: nothing committed on either path
+        assert_same_rows(read_deltalake(local), read_deltalake(remote), sort_by=["id"])
+        return paths
+    assert latest_version(local) == 3
+    driver, spark_path = _commit(local, 3), _commit(remote, 3)
+    for key in driver:
+        assert driver[key] == spark_path[key], key
+    assert_same_rows(read_deltalake(local), read_deltalake(remote), sort_by=["id"])
+    if cdf:
+        assert_same_rows(changes_of(local, 3), changes_of(remote, 3),
+                         sort_by=["id", "_change_type"])
+    return paths
+
+
+CASES = {
+    "delete one row": "DELETE FROM delta.`{path}` WHERE id = 3",
+    "delete a range across files": "DELETE FROM delta.`{path}` t WHERE t.v % 20 = 0 AND s <> 'b'",
+    "delete every row of a file": "DELETE FROM delta.`{path}` WHERE id < 15",
+    "update one row": "UPDATE delta.`{path}` SET s = 'x', v = v + 1 WHERE id = 7",
+    "update with casts": "UPDATE delta.`{path}` t SET v = '42', s = t.v * 1.5 WHERE id BETWEEN 3 AND 20",
+    "update nothing": "UPDATE delta.`{path}` SET s = 'never' WHERE id = 1000",
+    "update every row": "UPDATE delta.`{path}` SET v = -v",
+    "update a partition column": "UPDATE delta.`{path}` SET p = p + 10 WHERE id IN (4, 5, 20)",
+}
+
+
+@pytest.mark.parametrize("cdf", [False, True], ids=["cdf off", "cdf on"])
+@pytest.mark.parametrize("partitioned", [False, True], ids=["flat", "partitioned"])
+@pytest.mark.parametrize("case", list(CASES))
+def test_both_paths_agree(spark, tmp_path, case, partitioned, cdf):
+    _run_both(spark, tmp_path, CASES[case], partitioned, cdf)
+
+
+def test_generated_column_and_check_constraint_follow_the_update(spark, tmp_path):
+    paths = _run_both(spark, tmp_path, "UPDATE delta.`{path}` SET v = v * 2 WHERE p = 1 AND id > 3",
+                      extra=", g BIGINT GENERATED ALWAYS AS (v + 1)")
+    rows = read_deltalake(paths["force"]).to_pylist()
+    assert all(r["g"] == r["v"] + 1 for r in rows)
+
+
+@pytest.mark.parametrize("statement, error", [
+    ("UPDATE delta.`{path}` SET v = CAST(s AS BIGINT) WHERE id = 4", "CAST_INVALID_INPUT"),
+    ("UPDATE delta.`{path}` SET v = -1 WHERE id = 4", "positive"),
+])
+def test_errors_are_the_same_and_nothing_is_committed(spark, tmp_path, statement, error):
+    messages = {}
+    for mode in ("force", "off"):
+        path = tmp_path / mode
+        _create(spark, path, False, False)
+        sqlext.sql(spark, f"ALTER TABLE delta.`{path}` ADD CONSTRAINT positive CHECK (v >= 0)")
+        with spark_conf(spark, {policy.MODE_CONF: mode}), pytest.raises(SqlextError) as caught:
+            sqlext.sql(spark, statement.format(path=path))
+        assert latest_version(path) == 3
+        messages[mode] = (type(caught.value), error in str(caught.value))
+    assert messages["force"] == messages["off"] == (messages["off"][0], True)
+
+
+def test_a_one_row_statement_runs_no_spark_job(spark, tmp_path):
+    path = tmp_path / "t"
+    _create(spark, path, False, False)
+    table = sqlext.DeltaTable.forPath(spark, str(path))
+    with spark_conf(spark, {policy.MODE_CONF: "auto"}):
+        table.update("id = 4", {"s": "'changed'"})        # first use: warm the caches
+        _, update_jobs = jobs_run(spark, lambda: table.update("id = 5", {"s": "'changed'"}))
+        _, delete_jobs = jobs_run(spark, lambda: table.delete("id = 6"))
+    assert (update_jobs, delete_jobs) == (0, 0)
+    rows = {r["id"]: r["s"] for r in read_deltalake(path).to_pylist()}
+    assert rows[4] == rows[5] == "changed" and 6 not in rows and len(rows) == 29
+
+
+def test_a_python_udf_falls_back_to_the_spark_path(spark, tmp_path):
+    """Spark cannot fold a Python UDF over a local relation (it runs in a Python worker): the
+    driver path finds out before it writes anything and the Spark path runs the statement."""
+    path = tmp_path / "t"
+    _create(spark, path, False, False)
+    spark.udf.register("sqlext_test_twice", lambda x: x * 2, "bigint")
+    with spark_conf(spark, {policy.MODE_CONF: "force"}):
+        _, jobs = jobs_run(spark, lambda: sqlext.sql(
+            spark, f"DELETE FROM delta.`{path}` WHERE sqlext_test_twice(id) = 6"))
+    assert jobs > 0
+    ids = {r["id"] for r in read_deltalake(path).to_pylist()}
+    assert ids == set(range(30)) - {3}
