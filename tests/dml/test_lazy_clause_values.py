@@ -36,9 +36,10 @@ def test_fails_only_where_delta_spark_fails(spark, tmp_path, case):
         if case.succeeds_on_sqlext:
             sqlext.sql(spark, case.sql.format(t=table)).collect()
         else:
-            with pytest.raises(SqlextError):
+            with pytest.raises(SqlextError) as failed:
                 sqlext.sql(spark, case.sql.format(t=table)).collect()
             assert _latest(tmp_path / "t") == before
+            assert case.error is None or case.error in str(failed.value), failed.value
 
 
 def test_issue_example_updates_the_matched_row(spark, tmp_path):

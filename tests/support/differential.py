@@ -260,7 +260,8 @@ class StatementMaker:
             "UPDATE {t} SET nope = 1",
             "DELETE FROM {t} WHERE nope > 1",
             "INSERT INTO {t} VALUES (1, 2)",
-            # not SET i = 'abc': see KNOWN_DISAGREEMENTS
+            # SET i = 'abc' (a constant that does not cast) fails as in delta-spark even when
+            # no row matches: test_constant_set_value_that_does_not_cast
             f"UPDATE {{t}} SET i = concat('x', s) WHERE {g.predicate()}",
             f"INSERT INTO {{t}} SELECT 'x' AS id, i, s, d, dt, ts, b FROM {{t}} WHERE {g.predicate()}",
             f"UPDATE {{t}} SET d = d * 10000000 WHERE {g.predicate()}",
@@ -464,15 +465,6 @@ KNOWN_DISAGREEMENTS: list[KnownDisagreement] = [
         "the static partition to Delta's V2 write as an expression Delta cannot translate); "
         "sqlext replaces the partition as it does for every other partition type",
         "test_known_static_overwrite_of_boolean_partition"),
-    KnownDisagreement(
-        "constant_set_value_that_does_not_cast", "outcome",
-        lambda statement: statement.startswith("UPDATE {t} SET i = 'abc'"),
-        "UPDATE t SET i = 'abc' WHERE <no row matches>: delta-spark 4.4 fails with "
-        "CAST_INVALID_INPUT although no row is updated (Spark's optimizer folds the constant "
-        "cast before any row is read); sqlext evaluates SET values only for the rows the WHERE "
-        "takes, so it succeeds and commits nothing. With a matching row both fail, nothing "
-        "committed",
-        "test_known_constant_set_value_that_does_not_cast"),
     KnownDisagreement(
         "static_overwrite_of_empty_string_partition", "outcome",
         lambda statement: statement.startswith("INSERT OVERWRITE {t} PARTITION (s = '')"),

@@ -6,11 +6,14 @@ both engines. Run on delta-spark 4.4 and sqlext by
 ``tests/deltaspark/test_deltaspark_lazy_clause_values.py``, on sqlext alone by
 ``tests/dml/test_lazy_clause_values.py``.
 
-delta-spark evaluates every clause's *condition* for every joined row (a WHEN MATCHED condition
-also for an unmatched source row, and after an earlier clause took the row); sqlext evaluates a
-WHEN MATCHED condition only for matched rows no earlier clause took, so those cases succeed on
-sqlext only (``sqlext_succeeds``). WHEN NOT MATCHED [BY SOURCE] conditions are evaluated for every
-row of their side in both.
+Clause *conditions* are evaluated eagerly, on the rows delta-spark evaluates them on (its joined
+rows, whatever clause then takes the row; :mod:`sqlext.engine.merge.eager`): a WHEN MATCHED
+condition also after an earlier clause took the row, on unmatched target rows when the MERGE has
+NOT MATCHED BY SOURCE clauses, on unmatched source rows when it has NOT MATCHED [BY SOURCE]
+clauses or the table uses deletion vectors (not when no target row matched); a NOT MATCHED BY
+SOURCE condition on every joined row; a NOT MATCHED condition on every source row, except with
+several NOT MATCHED clauses and no other kind (only the unmatched ones then). ``error``: the
+error condition both raise.
 
 Every case starts from :data:`TABLE` with :data:`ROWS`: row 3's ``b`` does not fit
 ``DECIMAL(10,2)``, row 2's ``b`` is 0.
@@ -39,6 +42,7 @@ class Case:
     deletion_vectors: bool = False
     #: where sqlext differs (None: it does what delta-spark does)
     sqlext_succeeds: bool | None = None
+    error: str | None = None  # the error condition of a failure, in both
 
     @property
     def succeeds_on_sqlext(self) -> bool:
@@ -48,6 +52,10 @@ class Case:
 def src(*rows: tuple) -> str:
     values = ", ".join(f"({i}L, {b})" for i, b in rows)
     return f"(SELECT * FROM VALUES {values} AS s(id, b)) s"
+
+
+INSERT = "WHEN NOT MATCHED THEN INSERT (id, b) VALUES (s.id, s.b)"
+DIV0 = "DIVIDE_BY_ZERO"
 
 
 def merge(source: str, clauses: str) -> str:
@@ -162,17 +170,14 @@ CASES = [
         src((3, 0), (9, 4)), "WHEN MATCHED THEN UPDATE SET b = s.b WHEN NOT MATCHED THEN INSERT "
                              "(id, b) VALUES (id, CAST(10 / b AS BIGINT)) WHEN NOT MATCHED BY "
                              f"SOURCE THEN UPDATE SET d = CAST(b AS {DEC})")),
-    # conditions: delta-spark evaluates a WHEN MATCHED condition for every joined row, sqlext
-    # only for the matched rows no earlier clause took; WHEN NOT MATCHED [BY SOURCE] conditions
-    # (unqualified names too) are evaluated for every row of their side in both
+    # conditions: evaluated on delta-spark's joined rows (see the module's docstring)
     Case("matched_condition_division_by_zero_for_unmatched_source_row", merge(
-        src((1, 5), (9, 0)), "WHEN MATCHED AND 10 / s.b > 1 THEN UPDATE SET b = s.b "
-                             "WHEN NOT MATCHED THEN INSERT (id, b) VALUES (s.id, s.b)"),
-         succeeds=False, sqlext_succeeds=True),
+        src((1, 5), (9, 0)), f"WHEN MATCHED AND 10 / s.b > 1 THEN UPDATE SET b = s.b {INSERT}"),
+         succeeds=False, error=DIV0),
     Case("matched_condition_after_a_clause_took_the_row", merge(
         src((1, 0)), "WHEN MATCHED AND t.id = 1 THEN DELETE "
                      "WHEN MATCHED AND 10 / s.b > 1 THEN UPDATE SET b = s.b"),
-         succeeds=False, sqlext_succeeds=True),
+         succeeds=False, error=DIV0),
     Case("matched_condition_division_by_zero_for_matched_row", merge(
         src((1, 0)), "WHEN MATCHED AND 10 / s.b > 1 THEN UPDATE SET b = s.b"), succeeds=False),
     Case("insert_condition_unqualified_division_by_zero_for_matched_row", merge(
@@ -190,6 +195,109 @@ CASES = [
                      "WHEN NOT MATCHED BY SOURCE AND 10 / t.b > 1 THEN UPDATE SET b = 1"),
          succeeds=False),
 ]
+
+UPDATE_IF = "WHEN MATCHED AND 10 / s.b > 1 THEN UPDATE SET b = s.b"
+BY_SOURCE_3 = "WHEN NOT MATCHED BY SOURCE AND t.id = 3 THEN DELETE"
+# which joined rows each kind of condition is evaluated on (measured on delta-spark 4.4)
+CONDITION_CASES = [
+    Case("matched_condition_for_unmatched_source_row_matched_only", merge(
+        src((1, 5), (9, 0)), UPDATE_IF)),
+    Case("matched_condition_for_unmatched_source_row_matched_only_dv", merge(
+        src((1, 5), (9, 0)), UPDATE_IF), succeeds=False, deletion_vectors=True, error=DIV0),
+    Case("matched_delete_condition_for_unmatched_source_row_dv", merge(
+        src((1, 5), (9, 0)), "WHEN MATCHED AND 10 / s.b > 1 THEN DELETE"), succeeds=False,
+         deletion_vectors=True, error=DIV0),
+    Case("matched_condition_for_unmatched_source_row_with_insert_dv", merge(
+        src((1, 5), (9, 0)), f"{UPDATE_IF} {INSERT}"), succeeds=False, deletion_vectors=True,
+         error=DIV0),
+    Case("matched_condition_after_a_clause_took_the_row_dv", merge(
+        src((1, 0)), "WHEN MATCHED AND t.id = 1 THEN DELETE "
+                     "WHEN MATCHED AND 10 / s.b > 1 THEN UPDATE SET b = s.b"),
+         succeeds=False, deletion_vectors=True, error=DIV0),
+    Case("matched_conditions_for_unmatched_source_row_matched_only", merge(
+        src((1, 5), (9, 0)), f"WHEN MATCHED AND s.b = 5 THEN DELETE {UPDATE_IF}")),
+    Case("matched_conditions_for_unmatched_source_row_matched_only_dv", merge(
+        src((1, 5), (9, 0)), f"WHEN MATCHED AND s.b = 5 THEN DELETE {UPDATE_IF}"),
+         succeeds=False, deletion_vectors=True, error=DIV0),
+    Case("matched_condition_for_unmatched_source_row_no_match", merge(
+        src((9, 0)), f"{UPDATE_IF} {INSERT}")),
+    Case("matched_condition_for_unmatched_source_row_no_match_dv", merge(
+        src((9, 0)), UPDATE_IF), deletion_vectors=True),
+    Case("matched_condition_for_unmatched_source_row_no_match_by_source", merge(
+        src((9, 0)), f"{UPDATE_IF} {BY_SOURCE_3}"), succeeds=False, error=DIV0),
+    Case("matched_condition_cast_overflow_for_unmatched_source_row", merge(
+        src((1, 5), (9, BIG)), f"WHEN MATCHED AND CAST(s.b AS INT) > 0 THEN UPDATE SET b = s.b "
+                               f"{INSERT}"), succeeds=False, error="CAST_OVERFLOW"),
+    Case("matched_condition_raise_error_for_unmatched_source_row", merge(
+        src((1, 5), (9, 5)), "WHEN MATCHED AND (t.id IS NOT NULL OR raise_error('boom') IS NULL)"
+                             f" THEN UPDATE SET b = s.b {INSERT}"), succeeds=False,
+         error="USER_RAISED_EXCEPTION"),
+    Case("matched_condition_for_unmatched_target_row_with_by_source", merge(
+        src((1, 5)), f"WHEN MATCHED AND 10 / t.b > 1 THEN UPDATE SET b = s.b {BY_SOURCE_3}"),
+         succeeds=False, error=DIV0),
+    Case("matched_condition_for_unmatched_target_row_with_by_source_dv", merge(
+        src((1, 5)), f"WHEN MATCHED AND 10 / t.b > 1 THEN UPDATE SET b = s.b {BY_SOURCE_3}"),
+         succeeds=False, deletion_vectors=True, error=DIV0),
+    Case("matched_condition_for_unmatched_target_row_matched_only", merge(
+        src((1, 5)), "WHEN MATCHED AND 10 / t.b > 1 THEN UPDATE SET b = s.b")),
+    Case("matched_condition_for_unmatched_target_row_with_insert", merge(
+        src((1, 5)), f"WHEN MATCHED AND 10 / t.b > 1 THEN UPDATE SET b = s.b {INSERT}")),
+    Case("matched_condition_for_unmatched_target_row_with_insert_dv", merge(
+        src((1, 5)), f"WHEN MATCHED AND 10 / t.b > 1 THEN UPDATE SET b = s.b {INSERT}"),
+         deletion_vectors=True),
+    Case("insert_only_conditions_for_matched_row", merge(
+        src((2, 0)), "WHEN NOT MATCHED AND s.b = 5 THEN INSERT (id, b) VALUES (s.id, s.b) "
+                     "WHEN NOT MATCHED AND 10 / s.b > 1 THEN INSERT (id, b) VALUES (s.id, 1)")),
+    Case("insert_only_conditions_for_matched_row_dv", merge(
+        src((2, 0)), "WHEN NOT MATCHED AND s.b = 5 THEN INSERT (id, b) VALUES (s.id, s.b) "
+                     "WHEN NOT MATCHED AND 10 / s.b > 1 THEN INSERT (id, b) VALUES (s.id, 1)"),
+         deletion_vectors=True),
+    Case("insert_only_condition_for_matched_row", merge(
+        src((2, 0)), "WHEN NOT MATCHED AND 10 / s.b > 1 THEN INSERT (id, b) VALUES (s.id, s.b)"),
+         succeeds=False, error=DIV0),
+    Case("insert_condition_for_unmatched_target_row", merge(
+        src((1, 5)), "WHEN NOT MATCHED AND 10 / coalesce(s.id, 0) > 1 THEN INSERT (id, b) "
+                     f"VALUES (s.id, s.b) {BY_SOURCE_3}")),
+    Case("by_source_condition_for_unmatched_source_row", merge(
+        src((1, 5), (9, 5)), f"{INSERT} WHEN NOT MATCHED BY SOURCE AND 10 / coalesce(t.id, 0) > 1"
+                             " THEN DELETE"), succeeds=False, error=DIV0),
+    Case("by_source_condition_for_unmatched_source_row_without_insert", merge(
+        src((1, 5), (9, 5)), "WHEN NOT MATCHED BY SOURCE AND 10 / coalesce(t.id, 0) > 1 "
+                             "THEN DELETE"), succeeds=False, error=DIV0),
+]
+CASES += CONDITION_CASES
+BAD = "CAST_INVALID_INPUT"
+OVERFLOW = "DELTA_CAST_OVERFLOW_IN_TABLE_WRITE"
+# a constant value its column cannot hold: delta-spark folds the cast while planning, so the
+# statement fails even when no row is written; a castable constant works
+CONSTANT_CASES = [
+    Case("update_set_malformed_constant_no_row", "UPDATE {t} SET b = 'abc' WHERE id = 99",
+         succeeds=False, error=BAD),
+    Case("update_set_malformed_constant_where_false", "UPDATE {t} SET b = 'abc' WHERE false",
+         succeeds=False, error=BAD),
+    Case("update_set_malformed_decimal_constant_no_row", "UPDATE {t} SET d = 'x1' WHERE id = 99",
+         succeeds=False, error=BAD),
+    Case("update_set_overflowing_constant_no_row",
+         "UPDATE {t} SET d = 1000000000009 WHERE id = 99", succeeds=False, error=OVERFLOW),
+    Case("update_set_malformed_constant_no_row_dv", "UPDATE {t} SET b = 'abc' WHERE id = 99",
+         succeeds=False, deletion_vectors=True, error=BAD),
+    Case("update_set_castable_constant_no_row", "UPDATE {t} SET b = '12' WHERE id = 99"),
+    Case("merge_update_malformed_constant_no_match", merge(
+        src((9, 5)), f"WHEN MATCHED THEN UPDATE SET b = 'abc' {INSERT}"), succeeds=False,
+         error=BAD),
+    Case("merge_update_malformed_constant_matched_only_no_match", merge(
+        src((9, 5)), "WHEN MATCHED THEN UPDATE SET b = 'abc'"), succeeds=False, error=BAD),
+    Case("merge_update_overflowing_constant_no_match", merge(
+        src((9, 5)), f"WHEN MATCHED THEN UPDATE SET d = 1000000000009 {INSERT}"),
+         succeeds=False, error=OVERFLOW),
+    Case("merge_insert_malformed_constant_no_insert", merge(
+        src((1, 5)), "WHEN MATCHED THEN DELETE WHEN NOT MATCHED THEN INSERT (id, b) "
+                     "VALUES (s.id, 'abc')"), succeeds=False, error=BAD),
+    Case("merge_by_source_malformed_constant_no_row", merge(
+        src((1, 5), (2, 5), (3, 5)), "WHEN NOT MATCHED BY SOURCE THEN UPDATE SET b = 'abc'"),
+         succeeds=False, error=BAD),
+]
+CASES += CONSTANT_CASES
 
 DV_PROPERTIES = "TBLPROPERTIES ('delta.enableDeletionVectors' = 'true')"
 

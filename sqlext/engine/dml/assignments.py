@@ -28,6 +28,7 @@ from sqlext.engine.conditions import RUNTIME_ERROR_MARK, as_column, has_subquery
 from sqlext.engine.session import is_connect
 from sqlext.engine.pyspark_errors import spark_fields
 from sqlext.engine.constraints import constraint_error
+from sqlext.engine.dml.constant_casts import check_constant
 from sqlext.engine.schemas import quoted_column, same_type
 from sqlext.errors import AnalysisException, SqlextError, UnsupportedOperationError
 
@@ -284,6 +285,9 @@ def assign(frame: DataFrame, schema: T.StructType, items: list[tuple], old: Call
     policy = assignment_policy(frame.sparkSession)
     for i, it in enumerate(parsed):
         cast = store_assign(frame, it.value, types[i], it.fields[-1], where, it.shown, policy)
+        if policy == "ANSI" and cast is not it.value and plan is not None:
+            check_constant(frame.sparkSession, plan.projectList().apply(i).child(), it.value,
+                           types[i], it.fields[-1], where, it.shown)
         top = it.path[0]
         if len(it.path) == 1:
             values[top] = cast

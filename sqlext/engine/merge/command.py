@@ -48,6 +48,7 @@ from sqlext.engine.dml.command import Timer, begin, removes, spark_job_errors
 from sqlext.engine.dml.marking import (Marking, discarded_on_failure, mark_rows,
                                        rows_by_file, uses_deletion_vectors)
 from sqlext.engine.io.files import CHANGE_TYPE, WrittenFile, write_files
+from sqlext.engine.merge import eager
 from sqlext.engine.merge.clauses import MATCHED, NOT_MATCHED, NOT_MATCHED_BY_SOURCE, Clause
 from sqlext.engine.merge.plan import (CLAUSE, COPY, DELETE, INSERT, KIND, OPERATION,
                                       TARGET_PRESENT, UPDATE, MergePlan, source_alias)
@@ -232,6 +233,8 @@ class _Merge:
                                     f"MERGE is invalid: {str(exc).splitlines()[0]}. The table is "
                                     "unchanged.", table=log.name, version=self.snapshot.version,
                                     **spark_fields(exc)) from exc
+        # delta-spark evaluates a condition on unmatched source rows: the join keeps them
+        self._source_rows = eager.source_rows_evaluated(self.plan, self._dv)
         self.metrics: dict[str, int] = {}
         self._names = False
         self._matches = False       # whether the ON condition matched a target row
@@ -262,7 +265,7 @@ class _Merge:
                     removed, written = [], self._insert_only(candidates)
                     touched = None
                 else:
-                    removed, written, touched = self._rewrite(candidates)
+                    removed, written, touched = self._rewrite_or_insert(candidates)
         marking = self._marking
         self._record_reads(candidates, marking.removed if marking else removed)
         added = [w for w in written if not w.is_change_file]
@@ -292,6 +295,31 @@ class _Merge:
                              self.metrics)
         progress(f"committed version {version}")
         return MergeResult(version, self.metrics, self.log.name)
+
+    def _rewrite_or_insert(self, candidates: list[AddFile]
+                           ) -> tuple[list[AddFile], list[WrittenFile], dict | None]:
+        """:meth:`_rewrite`; when that fails on a condition evaluated for an unmatched source
+        row and no source row matches a target row, the inserts alone, as delta-spark (which
+        then skips its join and evaluates no WHEN MATCHED condition)."""
+        try:
+            return self._rewrite(candidates)
+        except SqlextError:
+            raise
+        except Exception:  # noqa: BLE001 - a failed Spark job: re-raised unless it is that case
+            if not self._source_rows or self.plan.of(NOT_MATCHED_BY_SOURCE) \
+                    or self._any_match(candidates):
+                raise
+        return [], self._insert_only(candidates), None
+
+    def _any_match(self, candidates: list[AddFile]) -> bool:
+        """Whether a source row matches a row of ``candidates``."""
+        target = self._target(candidates, with_file=False, row_ids=False)
+        return bool(self.plan.source.join(target, self.plan.on.column, "left_semi").take(1))
+
+    def _join_type(self) -> str:
+        """Full when the join must keep unmatched source rows (inserts, or conditions
+        delta-spark evaluates on them), else left."""
+        return "full" if self.plan.has_insert or self._source_rows else "left"
 
     def _reaches_rows(self) -> bool:
         """Whether delta-spark would rewrite target files (and so commit) although no row
@@ -421,7 +449,7 @@ class _Merge:
         if how != "full" and self._small(self.summary.num_rows, plan.source.schema):
             source = F.broadcast(source)
         rows = target.join(source, plan.on.column, how)
-        rows = rows.withColumn(CLAUSE, plan.clause_index(target, source))
+        rows = rows.withColumn(CLAUSE, plan.clause_index(target, source, self._source_rows))
         clause = F.col(CLAUSE)
         old = plan.old_values(target) if self.snapshot.change_data_feed_enabled else []
         if ids:
@@ -519,14 +547,22 @@ class _Merge:
     def _insert_only(self, candidates: list[AddFile]) -> list[WrittenFile]:
         plan = self.plan
         timer = Timer()
-        source = plan.source_side()
-        rows = source
+        # conditions evaluated after the join are not computed on the source (a projection of
+        # rows held in the plan is computed while Spark plans the query, for every row)
+        source = plan.source_side(conditions=not eager.conditions_after_join(plan))
+        rows = source.withColumn(CLAUSE, eager.insert_index(plan, source))
         if candidates:
             target = self._target(candidates, with_file=False, row_ids=False)
             if self._small(total_records(candidates), plan.old_schema):
                 target = F.broadcast(target)
-            rows = source.join(target, plan.on.column, "left_anti")
-        rows = rows.withColumn(CLAUSE, plan.first(NOT_MATCHED, None, source))
+            if eager.conditions_after_join(plan):
+                rows = source.join(target, plan.on.column, "left")
+                clause = eager.insert_index(plan, rows, target[TARGET_PRESENT].isNull())
+                rows = rows.withColumn(CLAUSE, clause).filter(F.col(CLAUSE).isNotNull()).select(
+                    *[source[quote_identifier(c)] for c in source.columns], F.col(CLAUSE))
+            else:
+                rows = source.join(target, plan.on.column, "left_anti")
+                rows = rows.withColumn(CLAUSE, eager.insert_index(plan, rows))
         out = rows.filter(F.col(CLAUSE).isNotNull()).select(
             *plan.new_values(F.col(CLAUSE), None, source), F.col(CLAUSE))
         out = self._computed(out, F.lit(True)).drop(CLAUSE)
@@ -548,7 +584,7 @@ class _Merge:
             if done is not None:
                 return done
         timer = Timer()
-        how = "full" if plan.has_insert else "left"
+        how = self._join_type()
         single = sum(f.size for f in candidates) <= conf_bytes(
             self.spark, SINGLE_PASS_CONF, SINGLE_PASS_DEFAULT)
         if single:
@@ -617,8 +653,8 @@ class _Merge:
         candidates' rows must come out of the join exactly ``numRecords`` times in all (no row
         matched by several source rows); otherwise everything written is discarded and None
         sends the MERGE down the general path."""
-        plan, timer = self.plan, Timer()
-        joined = self._joined(candidates, "full" if plan.has_insert else "left")
+        timer = Timer()
+        joined = self._joined(candidates, self._join_type())
         target, clause = F.col(ROW_ID).isNotNull(), F.col(CLAUSE)
         matched = F.coalesce(F.col(_MATCHED), F.lit(False))
 

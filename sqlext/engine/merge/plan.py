@@ -6,10 +6,11 @@ MATCHED ones the source only, WHEN NOT MATCHED BY SOURCE ones the target only. E
 evaluated after the join, inside the CASE WHEN branch of its clause, so only for the rows the
 clause takes, as delta-spark evaluates them (a value that would fail for other rows, e.g. an
 overflowing cast of a matched row's source value in an INSERT clause, does not fail the MERGE).
-The conditions of the last two kinds are the exception: they are computed on their own side
-before the join (``target_side`` / ``source_side``), for every row of that side, as delta-spark
-too evaluates them for rows their clause does not take (``WHEN NOT MATCHED AND 10 / s.b > 1``
-fails for a matched source row with ``b = 0`` in both). A value of those kinds that names without
+Conditions are evaluated eagerly, on the rows delta-spark evaluates them on whatever clause
+takes the row (:mod:`sqlext.engine.merge.eager`): those of the last two kinds are computed on
+their own side before the join (``target_side`` / ``source_side``), for every row of that side
+(``WHEN NOT MATCHED AND 10 / s.b > 1`` fails for a matched source row with ``b = 0`` in both),
+a NOT MATCHED BY SOURCE condition also over the joined rows when it analyses there. A value of those kinds that names without
 a qualifier a column both sides have (which the joined rows cannot tell apart) is evaluated after
 the join over its side's columns alone, carried through the join as a struct (:meth:`MergePlan.
 with_late_values`).
@@ -31,6 +32,7 @@ from sqlext.engine import connect_plans
 from sqlext.engine.dml.assignments import assign, split_name, target_path
 from sqlext.engine.conditions import Condition, resolve_condition
 from sqlext.engine.dml.command import table_frame
+from sqlext.engine.merge import eager
 from sqlext.engine.merge.clauses import (KIND_NAMES, MATCHED, NOT_MATCHED, NOT_MATCHED_BY_SOURCE,
                                          Clause)
 from sqlext.engine.generated import (computed_columns, refuse_explicit_identity,
@@ -83,6 +85,9 @@ class ResolvedClause:
     #: (one-sided clauses) values that analyse over the clause's side only (an unqualified name
     #: both sides have): evaluated after the join over that side's carried columns
     late: set[str] = field(default_factory=set)
+    #: (WHEN NOT MATCHED BY SOURCE) the condition analyses over the joined rows too: it is
+    #: evaluated there, so also on unmatched source rows (as delta-spark)
+    condition_joined: bool = False
 
     @property
     def kind(self) -> str:
@@ -138,22 +143,23 @@ def _plain_columns(project, columns: list[str]) -> dict[int, str]:
     return out
 
 
+def _analyses(frame: DataFrame, columns: list[Column]) -> bool:
+    """Whether every one of ``columns`` analyses over ``frame``."""
+    try:
+        frame.select(*[col.alias(f"__sqlext_d{i}") for i, col in enumerate(columns)]
+                     ).schema  # noqa: B018 - analysis only
+        return True
+    except Exception:  # noqa: BLE001 - ambiguous or unresolvable over ``frame``
+        return False
+
+
 def _mark_analysing(frame: DataFrame, items: list[tuple], mark: str) -> list[tuple]:
     """Add each ``(clause, value name, column)`` whose column analyses over ``frame`` to the
     clause's set ``mark`` (one analysis when all do); return the others."""
     if not items:
         return []
-
-    def analyses(columns: list[Column]) -> bool:
-        try:
-            frame.select(*[col.alias(f"__sqlext_d{i}") for i, col in enumerate(columns)]
-                         ).schema  # noqa: B018 - analysis only
-            return True
-        except Exception:  # noqa: BLE001 - ambiguous or unresolvable over ``frame``
-            return False
-
-    ok = [True] * len(items) if analyses([col for _, _, col in items]) else \
-        [analyses([col]) for _, _, col in items]
+    ok = [True] * len(items) if _analyses(frame, [col for _, _, col in items]) else \
+        [_analyses(frame, [col]) for _, _, col in items]
     for (c, name, _), fine in zip(items, ok):
         if fine:
             getattr(c, mark).add(name)
@@ -388,6 +394,9 @@ class MergePlan:
             items += [(c, name, value) for name, value in (c.values or {}).items()
                       if name not in c.plain]
         rest = _mark_analysing(joined, items, "deferred")
+        for c in self.of(NOT_MATCHED_BY_SOURCE):
+            if c.condition is not None:
+                c.condition_joined = _analyses(joined, [c.condition.column])
         for kind in {c.kind for c, _, _ in rest}:
             packed = joined.select(self._packed(kind, self.target_frame, self.source))
             _mark_analysing(self._side_view(packed, kind),
@@ -443,10 +452,13 @@ class MergePlan:
             target = target.alias(self._target_ref)
         return target.withColumns(self._side_columns(TARGET_PRESENT, NOT_MATCHED_BY_SOURCE))
 
-    def source_side(self) -> DataFrame:
-        """The source rows plus a presence flag and the WHEN NOT MATCHED conditions and values,
-        computed from the source row alone."""
-        return self.source.withColumns(self._side_columns(SOURCE_PRESENT, NOT_MATCHED))
+    def source_side(self, conditions: bool = True) -> DataFrame:
+        """The source rows plus a presence flag and the WHEN NOT MATCHED values and (with
+        ``conditions``) conditions, computed from the source row alone."""
+        columns = self._side_columns(SOURCE_PRESENT, NOT_MATCHED)
+        if not conditions:
+            columns = {k: v for k, v in columns.items() if k not in self.condition_columns()}
+        return self.source.withColumns(columns)
 
     def _side_columns(self, presence: str, kind: str) -> dict[str, Column]:
         """The presence flag, and the conditions and values of the ``kind`` clauses (those that
@@ -460,6 +472,11 @@ class MergePlan:
                 if name not in c.plain and name not in c.deferred and name not in c.late:
                     cols[c.value_column(positions[name])] = value
         return cols
+
+    def condition_columns(self) -> set[str]:
+        """The names of the condition columns :meth:`target_side` and :meth:`source_side`
+        add."""
+        return {c.condition_column() for c in self.clauses if c.condition is not None}
 
     # --- expressions over the joined rows ------------------------------------------------------
 
@@ -482,12 +499,27 @@ class MergePlan:
     def matched(self, target: DataFrame, source: DataFrame) -> Column:
         return target[TARGET_PRESENT].isNotNull() & source[SOURCE_PRESENT].isNotNull()
 
-    def clause_index(self, target: DataFrame, source: DataFrame) -> Column:
-        """Which clause acts on a joined row (NULL: none)."""
+    def clause_index(self, target: DataFrame, source: DataFrame,
+                     source_rows: bool = False) -> Column:
+        """Which clause acts on a joined row (NULL: none). Without clause conditions, the first
+        clause of the row's kind; with them, every condition is evaluated on the rows
+        delta-spark evaluates it on (:mod:`sqlext.engine.merge.eager`; ``source_rows``: also
+        WHEN MATCHED conditions on unmatched source rows)."""
         t, s = target[TARGET_PRESENT].isNotNull(), source[SOURCE_PRESENT].isNotNull()
+        if any(c.condition is not None for c in self.clauses):
+            return eager.clause_index(self, t, s, target, source, source_rows)
         return (F.when(t & s, self.first(MATCHED, target, source))
                 .when(t, self.first(NOT_MATCHED_BY_SOURCE, target, source))
                 .when(s, self.first(NOT_MATCHED, target, source)))
+
+    def condition_column(self, c: ResolvedClause, target: DataFrame | None,
+                         source: DataFrame | None) -> Column:
+        """``c``'s condition over the joined rows (TRUE without one): a WHEN MATCHED condition,
+        or a one-sided one that analyses there, itself; any other the column computed on its
+        side before the join."""
+        if c.kind == MATCHED or c.condition_joined:
+            return c.condition.column if c.condition is not None else F.lit(True)
+        return self._condition(c, target, source)
 
     def indexes(self, action: str, kind: str | None = None) -> list[int]:
         return [c.index for c in self.clauses

@@ -1,0 +1,80 @@
+"""Which clause acts on a joined MERGE row, with every clause condition evaluated on the rows
+delta-spark 4.4 evaluates it on, so that a condition failing there (ANSI division by zero, an
+overflowing cast, ``raise_error``) fails the MERGE in sqlext too.
+
+delta-spark computes the conditions as columns of its joined rows, whatever clause then takes
+the row (measured, tests/deltaspark/test_deltaspark_lazy_clause_values.py):
+
+- a WHEN MATCHED condition on every matched row, also after an earlier clause took it; on the
+  unmatched target rows when the MERGE has WHEN NOT MATCHED BY SOURCE clauses (its join is full);
+  on the unmatched source rows when the MERGE has WHEN NOT MATCHED [BY SOURCE] clauses or the
+  table uses deletion vectors, and some target row matched (with no match it only inserts);
+- a WHEN NOT MATCHED BY SOURCE condition on every joined row (the unmatched source rows too);
+- a WHEN NOT MATCHED condition on every source row (computed on the source before the join).
+
+The first clause of the row's kind whose condition holds is the least index among the clauses
+that act: ``least`` evaluates every argument, a ``CASE`` stops at the first branch that holds.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+from sqlext.engine.merge.clauses import MATCHED, NOT_MATCHED, NOT_MATCHED_BY_SOURCE
+
+
+def source_rows_evaluated(plan, deletion_vectors: bool) -> bool:
+    """Whether delta-spark evaluates a condition of ``plan`` on unmatched source rows (once a
+    target row matched): then the join must keep them."""
+    matched = any(c.condition is not None for c in plan.of(MATCHED))
+    by_source = plan.of(NOT_MATCHED_BY_SOURCE)
+    return (matched and (plan.has_insert or bool(by_source) or deletion_vectors)) \
+        or any(c.condition_joined for c in by_source)
+
+
+def clause_index(plan, present_target: Column, present_source: Column, target: DataFrame,
+                 source: DataFrame, source_rows: bool) -> Column:
+    """The index of the clause acting on a joined row (NULL: none); ``source_rows``: WHEN
+    MATCHED conditions are evaluated on unmatched source rows too."""
+    both = present_target & present_source
+    acting = {MATCHED: both, NOT_MATCHED_BY_SOURCE: present_target & ~present_source,
+              NOT_MATCHED: present_source & ~present_target}
+    seen = both
+    if plan.of(NOT_MATCHED_BY_SOURCE):
+        seen = seen | acting[NOT_MATCHED_BY_SOURCE]
+    if source_rows:
+        seen = seen | acting[NOT_MATCHED]
+    picks = []
+    for c in plan.clauses:
+        if c.condition is None:
+            takes = acting[c.kind]
+        elif c.kind == MATCHED:
+            # the condition first (an AND evaluates its right side only when the left holds)
+            takes = (seen & plan.condition_column(c, target, source)) & both
+        else:
+            takes = plan.condition_column(c, target, source) & acting[c.kind]
+        picks.append(F.when(takes, F.lit(c.index)))
+    return picks[0] if len(picks) == 1 else F.least(*picks)
+
+
+def conditions_after_join(plan) -> bool:
+    """Whether delta-spark evaluates the WHEN NOT MATCHED conditions of an insert-only MERGE on
+    the unmatched source rows only (with several clauses; one clause's condition filters every
+    source row before its anti join)."""
+    return len(plan.of(NOT_MATCHED)) > 1 and any(c.condition is not None
+                                                 for c in plan.of(NOT_MATCHED))
+
+
+def insert_index(plan, rows: DataFrame, unmatched: Column | None = None) -> Column:
+    """The WHEN NOT MATCHED clause inserting a source row of ``rows`` (NULL: none). With one
+    clause, its condition computed on the source before the join; with several (see
+    :func:`conditions_after_join`), every condition evaluated over ``rows``, where ``unmatched``
+    holds (the caller keeps the CASE above its join: a filter on the source's columns alone
+    would be pushed below it, to every source row)."""
+    if not conditions_after_join(plan):
+        return plan.first(NOT_MATCHED, None, rows)
+    picks = [F.when(c.condition.column if c.condition is not None else F.lit(True),
+                    F.lit(c.index)) for c in plan.of(NOT_MATCHED)]
+    index = F.least(*picks)
+    return index if unmatched is None else F.when(unmatched, index)
