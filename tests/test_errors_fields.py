@@ -132,3 +132,10 @@ def test_dbt_reports_sqlexts_own_parse_errors_as_syntax_errors(spark):
     assert failure_message(ours.value) == f"Syntax error: {ours.value}"
     assert failure_message(sparks.value) == str(sparks.value)
     assert str(sparks.value).startswith("[PARSE_SYNTAX_ERROR] Syntax error")
+
+
+def test_time_travel_on_a_view_names_the_view(spark, table):
+    sqlext.sql(spark, f"CREATE OR REPLACE TEMPORARY VIEW fields_v AS SELECT * FROM delta.`{table}`")
+    with pytest.raises(errors.UnsupportedOperationError) as info:
+        sqlext.sql(spark, "SELECT * FROM fields_v VERSION AS OF 0")
+    assert (info.value.table, info.value.sqlstate) == ("fields_v", "0A000")

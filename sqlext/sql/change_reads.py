@@ -65,7 +65,7 @@ def from_clause(clause: ChangesClause, table_label: str) -> ChangeRead:
         if name is None:
             raise AnalysisException(
                 f"{table_label} CHANGES: unknown option {key!r}; supported: "
-                + ", ".join(OPTIONS.values()))
+                + ", ".join(OPTIONS.values()), table=table_label)
         options[name] = value
     read = ChangeRead(
         mode=options.get("deduplicationMode", CHANGES_CLAUSE_DEFAULT_MODE),
@@ -168,7 +168,7 @@ def _is_time(value: exp.Expression) -> bool:
 def _flag(value: str, table_label: str) -> bool:
     if value.lower() not in ("true", "false"):
         raise AnalysisException(f"{table_label} CHANGES: computeUpdates must be 'true' or "
-                                f"'false', not {value!r}")
+                                f"'false', not {value!r}", table=table_label)
     return value.lower() == "true"
 
 

@@ -196,13 +196,14 @@ class ReadRewriter:
         if target.kind is Kind.SPARK:
             if clause is not None:
                 raise AnalysisException(f"{text} CHANGES FROM ...: {text} is not a sqlext table "
-                                        "(a Delta table with a change feed)")
+                                        "(a Delta table with a change feed)", table=text)
             return None
         qualifier = (table.text("db").lower(), table.name.lower()) if table.args.get("db") else None
         if target.kind is Kind.VIEW:
             if clause is not None or table.args.get("version"):
                 raise UnsupportedOperationError(
-                    f"{text} is a view: time travel and CHANGES FROM read tables, not views")
+                    f"{text} is a view: time travel and CHANGES FROM read tables, not views",
+                    table=text)
             self._expand_view(table, target.view, depth)
             return qualifier
         binding = Binding(_view_name(), target.ref, text)
@@ -222,7 +223,7 @@ class ReadRewriter:
         if version.text("kind").upper() != "AS OF":
             raise UnsupportedOperationError(
                 f"{binding.label}: only VERSION AS OF n and TIMESTAMP AS OF ts are supported for "
-                f"time travel, not {version.sql(dialect='spark')}")
+                f"time travel, not {version.sql(dialect='spark')}", table=binding.label)
         if version.name.upper() == "VERSION":
             binding.version = version.expression
         else:
@@ -281,7 +282,7 @@ class ReadRewriter:
     def _expand_view(self, table: exp.Table, view, depth: int) -> None:
         if depth >= MAX_VIEW_DEPTH:
             raise AnalysisException(f"view {view.display} refers to itself (through "
-                                    f"{MAX_VIEW_DEPTH} levels of views)")
+                                    f"{MAX_VIEW_DEPTH} levels of views)", table=view.display)
         query = view_query(view.query).copy()
         self.rewrite(query, depth=depth + 1)
         _rename_ctes(query)
