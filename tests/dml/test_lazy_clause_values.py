@@ -33,7 +33,7 @@ def test_fails_only_where_delta_spark_fails(spark, tmp_path, case):
     table = _table(spark, tmp_path / "t", case)
     before = _latest(tmp_path / "t")
     with spark_conf(spark, {"spark.sql.ansi.enabled": "true"}):
-        if case.succeeds_on_sqlext:
+        if case.succeeds:
             sqlext.sql(spark, case.sql.format(t=table)).collect()
         else:
             with pytest.raises(SqlextError) as failed:

@@ -40,13 +40,7 @@ class Case:
     sql: str                  # on {t}
     succeeds: bool = True     # what delta-spark 4.4 does (measured)
     deletion_vectors: bool = False
-    #: where sqlext differs (None: it does what delta-spark does)
-    sqlext_succeeds: bool | None = None
     error: str | None = None  # the error condition of a failure, in both
-
-    @property
-    def succeeds_on_sqlext(self) -> bool:
-        return self.succeeds if self.sqlext_succeeds is None else self.sqlext_succeeds
 
 
 def src(*rows: tuple) -> str:
