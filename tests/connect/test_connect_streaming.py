@@ -210,9 +210,13 @@ def _on_both(classic, connect, table, folder, cases):
 
 
 @pytest.fixture
-def both(drop_in, installed):
-    """(the classic session, the Connect session), sqlext installed on each."""
-    return drop_in, installed
+def both(request, installed):
+    """(the classic session, the Connect session), sqlext installed on each; the classic one
+    is built (if this is the run's first use) in classic mode, else pyspark would make it a
+    Connect one."""
+    with _classic_mode():
+        classic = request.getfixturevalue("drop_in")
+    return classic, installed
 
 
 def test_change_feed_and_start_options_as_on_the_classic_session(both, tmp_path):
