@@ -17,6 +17,7 @@ from sqlext.engine.io.files import WrittenFile
 from sqlext.engine.local import policy
 from sqlext.engine.local.relation import collect_arrow, is_local
 from sqlext.engine.local.writer import write_local
+from sqlext.engine.session import is_connect
 from sqlext.log.actions import Metadata
 from sqlext.log.table import DeltaLog
 
@@ -29,8 +30,8 @@ def write_without_job(spark: SparkSession, data: DataFrame, log: DeltaLog, metad
     ``localMaxBytes``, or there are none). ``constraints`` are checked as the Spark path checks
     them: a violating row raises Spark's error, marked as ``write_files``' job would raise it."""
     where = f"table {log.name}" + (f", version {version}" if version is not None else "")
-    if policy.mode(spark, where) == "off":
-        return None
+    if is_connect(spark) or policy.mode(spark, where) == "off":
+        return None       # a Connect client cannot see the plan; the server's writer runs
     checked = _over_local_relation(enforce(data, constraints))
     if checked is None:
         return None
