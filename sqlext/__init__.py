@@ -22,19 +22,9 @@ _LAZY = {
     "install": "sqlext.drop_in",
 }
 
-_importlib.import_module("sqlext.sql")   # the SQL front's package, before ``sql`` is bound below
-
-
-def sql(spark, text: str):
-    """Run one or more ``;``-separated SQL statements; returns the last one's result (a
-    DataFrame, or None for statements that return nothing)."""
-    from sqlext.sql.runner import run_sql
-    return run_sql(spark, text)
-
-
-# ``sqlext.sql`` is also the package of the SQL front. Python binds a package's attribute in its
-# parent only when it first loads it, which happened above; the function, bound after it, stays.
-# ``import sqlext.sql.runner`` and ``python -m sqlext.sql`` work as usual.
+# ``sqlext.sql(spark, text)`` runs SQL: the SQL front's package is itself callable (see its
+# docstring), so the name is one object whether imported as a package or called.
+from sqlext import sql  # noqa: E402,F401
 
 
 #: ``from sqlext import *``: the API above and the error classes

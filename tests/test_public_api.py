@@ -1,6 +1,6 @@
 """``sqlext``'s namespace: ``__all__`` names the API and the error classes, nothing else leaks
-through ``from sqlext import *``, and the function ``sqlext.sql`` sits beside the package of
-the SQL front."""
+through ``from sqlext import *``, and ``sqlext.sql`` is one object: the SQL front's package,
+callable as the function that runs SQL."""
 
 from __future__ import annotations
 
@@ -30,7 +30,14 @@ def test_every_error_class_is_public_and_nothing_else_is():
     assert all(getattr(sqlext, name) is getattr(errors, name) for name in errors.__all__)
 
 
-def test_sql_is_the_function_and_its_package_still_imports():
-    assert callable(sqlext.sql) and sqlext.sql.__module__ == "sqlext"
+def test_sql_is_one_callable_package(spark):
+    """``sqlext.sql`` is the SQL front's package and the function that runs SQL, one object:
+    importing the package by any spelling cannot shadow the function or the reverse."""
+    import sys
+
+    import sqlext.sql as by_import
+    from sqlext import sql as by_from
     runner = importlib.import_module("sqlext.sql.runner")
-    assert callable(runner.run_sql)
+    assert sqlext.sql is by_import is by_from is sys.modules["sqlext.sql"]
+    assert callable(runner.run_sql) and sqlext.sql.runner is runner
+    assert sqlext.sql(spark, "SELECT 40 + 2 AS answer").collect()[0].answer == 42

@@ -1,5 +1,5 @@
-"""``sqlext.sql`` is a plain function, whatever of the SQL front's package was imported, and the
-package runs as the shell with ``python -m sqlext.sql``."""
+"""``sqlext.sql`` is the function that runs SQL and the SQL front's package at once, whatever of
+the package was imported, and the package runs as the shell with ``python -m sqlext.sql``."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import sqlext
 import sqlext.sql.runner  # noqa: F401 - loading a submodule must not rebind sqlext.sql
 
 
-def test_sqlext_sql_is_a_function_after_submodule_imports():
-    assert inspect.isfunction(sqlext.sql)
+def test_sqlext_sql_is_callable_after_submodule_imports():
+    assert callable(sqlext.sql) and sqlext.sql is sys.modules["sqlext.sql"]
     assert list(inspect.signature(sqlext.sql).parameters) == ["spark", "text"]
 
 
