@@ -50,15 +50,7 @@ ALLOWED = {
 FORBIDDEN_PACKAGES = {"base": ("pyspark",), "log": ("pyspark",)}
 
 # (importing module or package, imported layer) -> why it is still there
-EXCEPTIONS = {
-    ("sqlext.engine.streaming", "thrift"):
-        "the stream source reads files and their logical schema through the thrift data "
-        "source's reader (issue 29 item 5: one kernel reader)",
-    ("sqlext.sql.shell", "package"): "the sqlext-sql console script builds its session with "
-                                     "sqlext.session()",
-    ("sqlext.thrift.server", "package"): "the sqlext-thriftserver console script builds its "
-                                         "session with sqlext.session()",
-}
+EXCEPTIONS: dict[tuple[str, str], str] = {}
 
 
 def _module_name(path: pathlib.Path) -> str:

@@ -311,9 +311,9 @@ def main(argv: list[str] | None = None) -> int:
     """The ``sqlext-sql`` console script."""
     args = parse_args(argv)
     conf = _settings(args)
-    import sqlext
+    from sqlext.engine.session import session
 
-    spark = sqlext.session(progress=args.progress, remote=args.remote, **conf)
+    spark = session(progress=args.progress, remote=args.remote, **conf)
     if not args.verbose:
         _quiet(spark)
     shell = Shell(spark, silent=args.silent, verbose=args.verbose, vertical=args.vertical)

@@ -240,7 +240,7 @@ def main(argv: list[str] | None = None) -> int:
     conf = server_settings(args)
     for name in (HOST_ENV, PORT_ENV):   # decided above; Hive's would win in the JVM
         os.environ.pop(name, None)
-    import sqlext
+    from sqlext.engine.session import session
     from sqlext.log.storage import normalize_location
 
     # sqlext's warehouse is served, never managed by the server's Spark catalog: Spark's own
@@ -253,7 +253,7 @@ def main(argv: list[str] | None = None) -> int:
     # UPDATE and MERGE over JDBC answer to change the table with sqlext (a resource of the JVM)
     messages = tempfile.mkdtemp(prefix="sqlext-thriftserver-messages-")
     conf = with_messages(conf, messages)
-    spark = sqlext.session(progress=False, **conf)
+    spark = session(progress=False, **conf)
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())

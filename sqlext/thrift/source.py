@@ -19,7 +19,6 @@ from __future__ import annotations
 import datetime as _dt
 import decimal
 import hashlib
-import json
 from typing import Iterable, Iterator
 
 import pyarrow as pa
@@ -37,12 +36,10 @@ except ImportError:     # pragma: no cover - pyspark 4.0 never calls pushFilters
         LessThan = LessThanOrEqual = Not = Filter
 from sqlglot import exp
 
+from sqlext.engine.io.python_source import DeltaFile, logical_schema, read_delta_file
 from sqlext.errors import UnsupportedOperationError
-from sqlext.log.actions import AddFile, Metadata
-from sqlext.log.column_mapping import MODE_KEY, ColumnMapping, mapping_mode
-from sqlext.log.file_reader import iter_logical
+from sqlext.log.column_mapping import ColumnMapping, mapping_mode
 from sqlext.log.pruning import Pruner
-from sqlext.log.schema import parse_schema
 from sqlext.log.table import DeltaLog
 
 #: ``spark.read.format("sqlext_delta").load(location)``; entries use ``sqlext_delta_<digest>``
@@ -50,23 +47,6 @@ SOURCE_NAME = "sqlext_delta"
 #: the setting a session reading through :func:`source_for`'s sources needs (Spark refuses a
 #: reader with ``pushFilters`` without it)
 PUSHDOWN_CONF = "spark.sql.python.filterPushdown.enabled"
-
-
-class DeltaFile(InputPartition):
-    """One live file of the snapshot a query reads: its full path, its partition values by
-    logical column name (the log's strings), its deletion vector (the ``deletionVector`` of its
-    action, or None), and the snapshot's schema (``schemaString``) and column mapping mode."""
-
-    def __init__(self, location: str, path: str, partition_values: dict, deletion_vector,
-                 schema_string: str, mode: str, version: int):
-        super().__init__(path)
-        self.location = location
-        self.path = path
-        self.partition_values = partition_values
-        self.deletion_vector = deletion_vector
-        self.schema_string = schema_string
-        self.mode = mode
-        self.version = version
 
 
 class DeltaTableSource(DataSource):
@@ -219,38 +199,3 @@ def _literal(value) -> exp.Expression | None:
     if isinstance(value, _dt.date) and not isinstance(value, _dt.datetime):
         return exp.Literal.string(value.isoformat())
     return None
-
-
-def logical_schema(schema_string: str) -> T.StructType:
-    """A Delta ``schemaString`` as the StructType users see: logical names, no column mapping
-    metadata (nested fields included)."""
-    from sqlext.engine.io.mapped_scan import logical_type
-    return logical_type(T.StructType.fromJson(json.loads(schema_string)))
-
-
-def read_delta_file(part: DeltaFile, schema: T.StructType) -> Iterator[pa.RecordBatch]:
-    """The rows of one file in ``schema``'s columns, as Arrow record batches of the types
-    Spark expects (its Arrow schema for ``schema``, timestamps in UTC), read by the kernel's
-    reader (:func:`sqlext.log.file_reader.iter_logical`). Columns of ``schema`` the table has
-    not (a change feed's ``_change_type``, ...) are NULL."""
-    from sqlext.engine.io.scan import arrow_schema
-
-    target = arrow_schema(schema)
-    fields = parse_schema(part.schema_string)
-    logical = {f.name.lower(): f.name for f in fields}
-    mapping = ColumnMapping(part.mode, fields) if part.mode != "none" else None
-    # the partition's values are keyed by lowercased logical names; an action's by physical ones
-    values = {(mapping.physical_name(k) if mapping is not None else k): v
-              for k, v in part.partition_values.items()}
-    add = AddFile(part.path, values, 0, 0, deletion_vector=part.deletion_vector)
-    metadata = Metadata("", part.schema_string, list(part.partition_values),
-                        {MODE_KEY: part.mode})
-    columns = [logical[f.name.lower()] for f in target if f.name.lower() in logical]
-    for batch in iter_logical(part.location, add, metadata, columns, path=part.path,
-                              version=part.version):
-        arrays = []
-        for out in target:
-            name = logical.get(out.name.lower())
-            column = batch.column(name) if name is not None else pa.nulls(batch.num_rows, out.type)
-            arrays.append(column if column.type == out.type else column.cast(out.type))
-        yield pa.RecordBatch.from_arrays(arrays, schema=target)

@@ -22,7 +22,7 @@ import json
 from pyspark.sql import types as T
 
 from sqlext.errors import SqlextError
-from sqlext.thrift.source import logical_schema
+from sqlext.engine.io.python_source import logical_schema
 
 ID_KEY = "delta.columnMapping.id"
 

@@ -37,7 +37,7 @@ from sqlext.engine.streaming.schema_changes import column_paths
 from sqlext.errors import SqlextError, UnsupportedOperationError
 from sqlext.log.actions import Metadata, Protocol
 from sqlext.log.storage import normalize_location, qualified_path, store_for
-from sqlext.thrift.source import logical_schema
+from sqlext.engine.io.python_source import logical_schema
 
 #: delta-spark's ``DeltaSourceOffset.METADATA_CHANGE_INDEX`` / ``POST_METADATA_CHANGE_INDEX``
 METADATA_CHANGE_INDEX = -20

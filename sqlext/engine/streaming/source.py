@@ -38,7 +38,7 @@ limit)``, ``SupportsTriggerAvailableNow``): on 4.0 and 4.1 each batch reads all 
 and ``Trigger.AvailableNow`` reads, in one batch, up to the version current when it starts.
 
 The reader runs in Spark's Python workers: the log is read with sqlext's kernel (no JVM), each
-file with pyarrow (:func:`sqlext.thrift.source.read_delta_file`: column mapping, partition
+file with pyarrow (:func:`sqlext.engine.io.python_source.read_delta_file`: column mapping, partition
 values, deletion vectors). Locations must be reachable without a JVM (local paths, s3 through
 sqlext's store), as for ``sqlext-thriftserver``.
 """
@@ -61,7 +61,7 @@ from sqlext.errors import (IllegalArgumentError, SqlextError, UnsupportedOperati
 from sqlext.log.actions import AddFile, Metadata, RemoveFile
 from sqlext.log.column_mapping import ColumnMapping, mapping_mode
 from sqlext.log.table import DeltaLog
-from sqlext.thrift.source import DeltaFile, logical_schema, read_delta_file
+from sqlext.engine.io.python_source import DeltaFile, logical_schema, read_delta_file
 
 try:        # pyspark 4.2+: admission control and Trigger.AvailableNow for Python sources
     from pyspark.sql.streaming.datasource import (ReadAllAvailable, ReadMaxBytes,
