@@ -12,10 +12,15 @@ Settings of the session:
   ``spark.sql.execution.arrow.localRelationThreshold`` (48 MB), the size up to which Spark keeps
   Arrow rows as a local relation, and is little memory for a driver. Clusters whose driver
   should hold no data set ``off``.
+
+The driver path stands on Spark's own classes (``ArrowConverters``, ``LocalRelation``) and
+pyspark's Arrow type mapping as pyspark 4.3 has them: on an older pyspark line the setting reads
+as ``off`` (every statement takes Spark's path, as before the driver path existed).
 """
 
 from __future__ import annotations
 
+import pyspark
 from pyspark.sql import SparkSession
 
 from sqlext.engine.session import conf_bytes
@@ -26,18 +31,29 @@ MAX_BYTES_CONF = "spark.sqlext.execution.localMaxBytes"
 MODES = ("auto", "force", "off")
 DEFAULT_MODE = "auto"
 DEFAULT_MAX_BYTES = 16 * 1024 * 1024
+#: the oldest pyspark line the driver path runs on
+FIRST_LINE = (4, 3)
+
+
+def _line(version: str) -> tuple[int, int]:
+    major, minor = version.split(".")[:2]
+    return int(major), int("".join(ch for ch in minor if ch.isdigit()) or 0)
+
+
+AVAILABLE = _line(pyspark.__version__) >= FIRST_LINE
 
 
 def mode(spark: SparkSession, where: str = "") -> str:
-    """The session's ``spark.sqlext.execution.local`` (``auto``, ``force`` or ``off``); any other
-    value raises :class:`IllegalArgumentError` naming ``where`` (the table and version)."""
+    """The session's ``spark.sqlext.execution.local`` (``auto``, ``force`` or ``off``; always
+    ``off`` on a pyspark older than 4.3); any other value raises :class:`IllegalArgumentError`
+    naming ``where`` (the table and version)."""
     value = str(spark.conf.get(MODE_CONF, DEFAULT_MODE)).strip().lower()
     if value not in MODES:
         at = f"{where}: " if where else ""
         raise IllegalArgumentError(
             f"{at}{MODE_CONF} is {value!r}; it takes one of {', '.join(MODES)}. Set it to auto "
             "(the default) and run the statement again; nothing was committed.")
-    return value
+    return value if AVAILABLE else "off"
 
 
 def max_bytes(spark: SparkSession) -> int:

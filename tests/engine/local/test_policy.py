@@ -34,3 +34,12 @@ def test_a_bad_mode_names_the_setting_and_the_table(spark):
     with spark_conf(spark, {policy.MODE_CONF: "sometimes"}):
         with pytest.raises(IllegalArgumentError, match=r"table t, version 3: .*auto, force, off"):
             policy.use_driver(spark, 0, "table t, version 3")
+
+
+def test_pyspark_lines_before_4_3_take_the_spark_path(spark, monkeypatch):
+    assert policy._line("4.2.1") < policy.FIRST_LINE <= policy._line("4.3.0")
+    assert policy._line("4.10.0.dev1") == (4, 10)
+    with spark_conf(spark, {policy.MODE_CONF: "force"}):
+        assert policy.use_driver(spark, 0) is policy.AVAILABLE
+        monkeypatch.setattr(policy, "AVAILABLE", False)
+        assert policy.mode(spark) == "off" and not policy.use_driver(spark, 0)
