@@ -58,6 +58,33 @@ def commit_info(path, version: int) -> dict:
     return actions_of(path, version, "commitInfo")[0]
 
 
+#: commitInfo metrics that differ between any two runs of one statement (times, byte counts)
+VARYING_METRICS = {"executionTimeMs", "scanTimeMs", "rewriteTimeMs", "numRemovedBytes",
+                   "numAddedBytes", "changeFileBytes", "numOutputBytes"}
+
+
+def _file_action(action: dict) -> tuple:
+    kind = next(iter(action))
+    body = action[kind]
+    stats = json.loads(body["stats"]) if body.get("stats") else None
+    return (kind, json.dumps(body.get("partitionValues"), sort_keys=True),
+            body.get("dataChange"), json.dumps(stats, sort_keys=True),
+            json.dumps(body.get("deletionVector") is not None))
+
+
+def commit_summary(path, version: int) -> dict:
+    """Commit ``version`` as two engines' runs of one statement must agree on it: operation,
+    parameters, metrics (times and byte counts aside) and the add/remove/cdc actions (file
+    names, sizes and times aside: partition values, dataChange, statistics, deletion vector)."""
+    actions = commit_actions(path, version)
+    info = next(a["commitInfo"] for a in actions if "commitInfo" in a)
+    metrics = {k: v for k, v in info.get("operationMetrics", {}).items()
+               if k not in VARYING_METRICS}
+    files = sorted(_file_action(a) for a in actions if {"add", "remove", "cdc"} & set(a))
+    return {"operation": info["operation"], "parameters": info.get("operationParameters"),
+            "metrics": metrics, "files": files}
+
+
 def latest_version(path) -> int:
     """The newest commit's version, from the file names alone."""
     names = [n for n in os.listdir(Path(path) / "_delta_log") if n.endswith(".json")]

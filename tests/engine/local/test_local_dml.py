@@ -6,8 +6,6 @@ job for a one-row statement on a small table."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 import sqlext
@@ -16,14 +14,9 @@ from sqlext.errors import SqlextError
 from tests.support import assert_same_rows, read_deltalake
 from tests.support.dml_cases import changes_of
 from tests.support.spark import jobs_run, spark_conf
-from tests.support.table_checks import commit_actions, latest_version
+from tests.support.table_checks import commit_summary, latest_version
 
 ROWS = ", ".join(f"({i}, {i % 3}, '{'abc'[i % 3]}', {i * 10})" for i in range(30))
-#: timings and byte counts differ between any two runs; everything else must not
-VARYING_METRICS = {"executionTimeMs", "scanTimeMs", "rewriteTimeMs", "numRemovedBytes",
-                   "numAddedBytes", "changeFileBytes"}
-
-
 def _create(spark, path, partitioned: bool, cdf: bool, extra: str = "") -> None:
     parts = "PARTITIONED BY (p)" if partitioned else ""
     props = f"TBLPROPERTIES (delta.enableChangeDataFeed = {str(cdf).lower()})"
@@ -34,25 +27,6 @@ def _create(spark, path, partitioned: bool, cdf: bool, extra: str = "") -> None:
                       "AS r(id, p, s, v) WHERE id < 15")
     sqlext.sql(spark, f"INSERT INTO delta.`{path}` (id, p, s, v) SELECT * FROM VALUES {ROWS} "
                       "AS r(id, p, s, v) WHERE id >= 15")
-
-
-def _file_action(action: dict) -> tuple:
-    kind = next(iter(action))
-    body = action[kind]
-    stats = json.loads(body["stats"]) if body.get("stats") else None
-    return (kind, json.dumps(body.get("partitionValues"), sort_keys=True),
-            body.get("dataChange"), json.dumps(stats, sort_keys=True),
-            json.dumps(body.get("deletionVector") is not None))
-
-
-def _commit(path, version: int) -> dict:
-    actions = commit_actions(path, version)
-    info = next(a["commitInfo"] for a in actions if "commitInfo" in a)
-    metrics = {k: v for k, v in info.get("operationMetrics", {}).items()
-               if k not in VARYING_METRICS}
-    files = sorted(_file_action(a) for a in actions if {"add", "remove", "cdc"} & set(a))
-    return {"operation": info["operation"], "parameters": info.get("operationParameters"),
-            "metrics": metrics, "files": files}
 
 
 def _run_both(spark, tmp_path, statement: str, partitioned=False, cdf=False, extra="") -> dict:
@@ -71,7 +45,7 @@ def _run_both(spark, tmp_path, statement: str, partitioned=False, cdf=False, ext
         assert_same_rows(read_deltalake(local), read_deltalake(remote), sort_by=["id"])
         return paths
     assert latest_version(local) == 3
-    driver, spark_path = _commit(local, 3), _commit(remote, 3)
+    driver, spark_path = commit_summary(local, 3), commit_summary(remote, 3)
     for key in driver:
         assert driver[key] == spark_path[key], key
     assert_same_rows(read_deltalake(local), read_deltalake(remote), sort_by=["id"])
