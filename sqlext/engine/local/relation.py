@@ -15,8 +15,9 @@ from __future__ import annotations
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as T
-from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
+from pyspark.sql.pandas.types import from_arrow_schema
 
+from sqlext.engine.io.scan import arrow_schema
 from sqlext.engine.session import is_connect
 
 _LOCAL = "LocalRelation"
@@ -31,8 +32,7 @@ def spark_schema_of(table: pa.Table) -> T.StructType:
 def arrow_table_for(table: pa.Table, schema: T.StructType) -> pa.Table:
     """``table`` cast to the Arrow layout Spark expects for ``schema`` (instants as UTC
     microseconds, maps as Arrow maps, structs by position), columns renamed to the schema's."""
-    target = to_arrow_schema(schema, timezone="UTC",
-                             error_on_duplicated_field_names_in_struct=False)
+    target = arrow_schema(schema)
     renamed = table.rename_columns(target.names)
     return renamed if renamed.schema.equals(target) else renamed.cast(target)
 
