@@ -30,10 +30,9 @@ from collections.abc import Iterable, Iterator
 from pyspark.sql import SparkSession
 
 from sqlext import errors
+from sqlext.engine.post_commit import engine_hooks
 from sqlext.engine.session import conf_flag
 from sqlext.log.actions import Action, SetTransaction
-from sqlext.log.manifest import generate_symlink_manifest
-from sqlext.log.table_properties import SYMLINK_MANIFEST
 from sqlext.log.transaction import Transaction, now_ms
 from sqlext.version import VERSION
 
@@ -177,19 +176,14 @@ def commit(spark: SparkSession, txn: Transaction, actions: Iterable[Action], ope
            parameters: dict | None = None, metrics: dict | None = None, *,
            explicit_user_metadata: str | None = None) -> int:
     """Commit ``actions`` through the kernel transaction ``txn`` with the commitInfo assembled
-    as the module docstring says; returns the new version. A table with
-    ``delta.compatibility.symlinkFormatManifest.enabled`` gets its symlink manifests regenerated
-    after the commit, as delta-spark does (a failure there is logged; the commit stands)."""
+    as the module docstring says; returns the new version. After it, the transaction runs the
+    kernel's post-commit hooks and the engine's (:mod:`sqlext.engine.post_commit`: the symlink
+    manifest of a table with ``delta.compatibility.symlinkFormatManifest.enabled``)."""
     pair, txn.app_transaction = txn.app_transaction, None
     if pair is not None:
         actions = list(actions)
         if not any(isinstance(a, SetTransaction) for a in actions):
             actions.append(SetTransaction(pair[0], pair[1], now_ms()))
-    version = txn.commit(actions, operation, parameters, metrics,
-                         **commit_fields(spark, explicit_user_metadata))
-    metadata = txn.new_metadata or (txn.snapshot.metadata if txn.snapshot else None)
-    if metadata is not None and SYMLINK_MANIFEST.of(metadata.configuration):
-        from sqlext.engine.post_commit import after_commit
-        after_commit(txn.log.name, version, "regenerating the symlink manifest",
-                     lambda: generate_symlink_manifest(txn.log, txn.log.snapshot(version)))
-    return version
+    txn.post_commit.extend(h for h in engine_hooks() if h not in txn.post_commit)
+    return txn.commit(actions, operation, parameters, metrics,
+                      **commit_fields(spark, explicit_user_metadata))

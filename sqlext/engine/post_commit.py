@@ -1,33 +1,41 @@
-"""What runs after a commit: it must never turn a committed operation into an error.
+"""What runs after a commit, on the engine's side: it must never turn a committed operation into
+an error.
 
-Once ``N.json`` exists the change is in the table, whatever happens next. Result rows, catalog
-registration and other follow-up work that fails is logged (``logging`` logger ``sqlext``, a
-warning naming the table and the version) and the caller gets the committed result.
+Once ``N.json`` exists the change is in the table, whatever happens next. The kernel
+transaction runs its post-commit hooks (:data:`sqlext.log.transaction.KERNEL_POST_COMMIT`: the
+checkpoint and log cleanup) and the ones :func:`engine_hooks` gives it (the symlink manifest);
+the result rows built here, and catalog registration (:mod:`sqlext.names`), go through the same
+:func:`after_commit`: work that fails is logged (``logging`` logger ``sqlext``, a warning naming
+the table and the version) and the caller gets the committed result.
 """
 
 from __future__ import annotations
-
-import logging
-from typing import Callable, TypeVar
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as T
 
 from sqlext.engine.io.scan import local_frame
+from sqlext.log.manifest import generate_symlink_manifest
+from sqlext.log.table_properties import SYMLINK_MANIFEST
+from sqlext.log.transaction import PostCommitHook, Transaction, after_commit
 
-log = logging.getLogger("sqlext")
-R = TypeVar("R")
+__all__ = ["after_commit", "engine_hooks", "result_row"]
 
 
-def after_commit(table: str, version: int | None, what: str, step: Callable[[], R],
-                 fallback: Callable[[], R] | None = None) -> R | None:
-    """Run ``step``; when it fails, log a warning and return ``fallback()`` (None without one)."""
-    try:
-        return step()
-    except Exception as exc:  # noqa: BLE001 - the commit stands whatever failed after it
-        log.warning("table %s: version %s is committed, but %s failed afterwards: %s: %s",
-                    table, version, what, type(exc).__name__, exc)
-        return fallback() if fallback is not None else None
+def _regenerate_manifest(txn: Transaction, version: int) -> None:
+    metadata = txn.new_metadata or (txn.snapshot.metadata if txn.snapshot else None)
+    if metadata is not None and SYMLINK_MANIFEST.of(metadata.configuration):
+        generate_symlink_manifest(txn.log, txn.log.snapshot(version))
+
+
+_ENGINE_HOOKS = (PostCommitHook("regenerating the symlink manifest", _regenerate_manifest),)
+
+
+def engine_hooks() -> tuple[PostCommitHook, ...]:
+    """The hooks :func:`sqlext.engine.commit.commit` adds after the kernel's: a table with
+    ``delta.compatibility.symlinkFormatManifest.enabled`` gets its symlink manifests regenerated,
+    as delta-spark does."""
+    return _ENGINE_HOOKS
 
 
 def result_row(spark: SparkSession, row: tuple | list, schema: T.StructType, *,

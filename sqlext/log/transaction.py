@@ -1,5 +1,11 @@
 """Optimistic transactions: read a snapshot, record what was read, commit ``N+1.json`` with
 put-if-absent, and on losing the race check the winners and retry or raise.
+
+After the commit lands, the transaction runs its post-commit hooks (:class:`PostCommitHook`,
+delta-rs ``PostCommit``): the kernel's own, :data:`KERNEL_POST_COMMIT` (a checkpoint every
+``delta.checkpointInterval`` versions, then log cleanup), and those the engine appends (the
+symlink manifest: :mod:`sqlext.engine.post_commit`). A hook that fails is logged
+(:func:`after_commit`); the commit stands.
 """
 
 from __future__ import annotations
@@ -8,7 +14,8 @@ import json
 import logging
 import time
 import uuid
-from typing import Iterable
+from dataclasses import dataclass
+from typing import Callable, Iterable, TypeVar
 
 from sqlext.errors import CommitFailedError
 from sqlext.errors import (ConcurrentLogCleanupException, ConcurrentModificationException,
@@ -32,10 +39,51 @@ log = logging.getLogger("sqlext")
 
 ENGINE_INFO = f"sqlext/{VERSION}"     # without Spark; sqlext.engine.commit adds Spark's version
 MAX_RETRIES = 1000
+R = TypeVar("R")
 
 
 def now_ms() -> int:
     return int(time.time() * 1000)
+
+
+def after_commit(table: str, version: int | None, what: str, step: Callable[[], R],
+                 fallback: Callable[[], R] | None = None) -> R | None:
+    """Run ``step``, work that follows the commit of ``version``; when it fails, log a warning
+    naming the table and the version and return ``fallback()`` (None without one): once
+    ``N.json`` exists the change is in the table, whatever happens next."""
+    try:
+        return step()
+    except Exception as exc:  # noqa: BLE001 - the commit stands whatever failed after it
+        log.warning("table %s: version %s is committed, but %s failed afterwards: %s: %s",
+                    table, version, what, type(exc).__name__, exc)
+        return fallback() if fallback is not None else None
+
+
+@dataclass(frozen=True)
+class PostCommitHook:
+    """A step a transaction runs after its commit landed (delta-rs ``PostCommit``): ``run``
+    gets the transaction and the committed version; ``what`` names it in the warning logged
+    when it fails (:func:`after_commit`: the commit stands)."""
+    what: str
+    run: Callable[["Transaction", int], None]
+
+
+def _checkpoint_and_clean_up(txn: "Transaction", version: int) -> None:
+    """A checkpoint every ``delta.checkpointInterval`` versions, then the cleanup of the log
+    files it made expired (a failed cleanup waits for the next checkpoint)."""
+    if version == 0:
+        return
+    snapshot = txn.log.snapshot(version)
+    if version % txn.log.checkpoint_interval(snapshot) != 0:
+        return
+    txn.log.write_checkpoint(snapshot)
+    after_commit(txn.log.name, version, f"cleaning up expired log files after checkpoint "
+                 f"{version}", lambda: cleanup_expired_logs(txn.log, snapshot))
+
+
+#: the kernel's post-commit hooks, which every transaction runs (the engine appends its own to a
+#: transaction's :attr:`Transaction.post_commit`: :mod:`sqlext.engine.post_commit`)
+KERNEL_POST_COMMIT = (PostCommitHook("writing the checkpoint", _checkpoint_and_clean_up),)
 
 
 class Transaction:
@@ -70,6 +118,8 @@ class Transaction:
         # (appId, version) of an application transaction this commit records as a ``txn`` action
         # (delta-spark's idempotent DML: the session's write.txnAppId / txnVersion settings)
         self.app_transaction: tuple[str, int] | None = None
+        # run in order once the commit landed; failures are logged, the commit stands
+        self.post_commit: list[PostCommitHook] = list(KERNEL_POST_COMMIT)
 
     # --- what was read ----------------------------------------------------------------------
 
@@ -307,23 +357,9 @@ class Transaction:
         raise self._cleaned_up(list(range(self.read_version + 1, version + 1)), listing)
 
     def _post_commit(self, version: int) -> None:
-        if version == 0:
-            return
-        try:
-            snapshot = self.log.snapshot(version)
-            if version % self.log.checkpoint_interval(snapshot) == 0:
-                self.log.write_checkpoint(snapshot)
-            else:
-                return
-        except Exception as exc:  # noqa: BLE001 - the commit stands; a checkpoint is an optimisation
-            log.warning("table %s: commit %s succeeded but writing its checkpoint failed: %s",
-                        self.log.name, version, exc)
-            return
-        try:
-            cleanup_expired_logs(self.log, snapshot)
-        except Exception as exc:  # noqa: BLE001 - expired log files can wait for the next checkpoint
-            log.warning("table %s: checkpoint %s written but log cleanup failed: %s",
-                        self.log.name, version, exc)
+        """Run :attr:`post_commit`'s hooks, in order, after ``version`` landed."""
+        for hook in self.post_commit:
+            after_commit(self.log.name, version, hook.what, lambda: hook.run(self, version))
 
 
 def _span(versions: list[int]) -> str:
