@@ -36,6 +36,7 @@ import time
 
 from sqlext.errors import SqlextError
 from sqlext.thrift.messages import with_messages
+from sqlext.thrift.one_line import one_line_errors
 
 DEFAULT_PORT = 10000
 DEFAULT_HOST = "127.0.0.1"
@@ -262,6 +263,10 @@ def main(argv: list[str] | None = None) -> int:
         mirror = CatalogMirror(spark, warehouse)
         made, _ = mirror.sync()
         server = start_server(spark)
+        unchanged = one_line_errors(spark, server)
+        if unchanged:
+            print(f"sqlext-thriftserver: errors over JDBC keep Spark's Java stack ({unchanged})",
+                  file=sys.stderr, flush=True)
         print(f"sqlext-thriftserver: listening on {conf[HOST_CONF]}:{conf[PORT_CONF]} "
               f"(jdbc:hive2://), {made} sqlext tables of {mirror.catalog.warehouse}; catalog "
               f"refreshed every {args.refresh:g}s", flush=True)

@@ -154,6 +154,97 @@ def test_changes_over_jdbc_fail_and_change_nothing(spark, server):
     assert sqlext.DeltaTable.forName(spark, f"{SCHEMA}.mapped").history(1).collect()[0][0] == version
 
 
+def jdbc(spark, url: str):
+    """A connection of Hive's JDBC driver (``hive-jdbc`` in pyspark's jars), in the test JVM:
+    a client that runs statements asynchronously, as BI tools do, and can cancel them."""
+    jvm = spark.sparkContext._jvm
+    properties = jvm.java.util.Properties()
+    properties.setProperty("user", "sqlext")
+    return jvm.org.apache.hive.jdbc.HiveDriver().connect(url, properties)
+
+
+def jdbc_error(connection, statement: str) -> str:
+    """The message of the ``SQLException`` the JDBC client raises for ``statement``."""
+    from py4j.protocol import Py4JJavaError
+
+    executing = connection.createStatement()
+    try:
+        with pytest.raises(Py4JJavaError) as failed:
+            executing.execute(statement)
+    finally:
+        executing.close()
+    return failed.value.java_exception.getMessage()
+
+
+def assert_one_line(message: str) -> None:
+    assert "\n" not in message.strip(), message
+    assert "\tat " not in message and "Caused by" not in message, message
+    assert message.startswith("Error running query: "), message   # no Java class name first
+
+
+def test_errors_over_jdbc_are_one_line_and_the_server_log_keeps_the_stack(spark, server):
+    """Spark runs JDBC statements in the background and would answer the status poll with the
+    whole Java stack (sqlext.thrift.one_line): the client gets the first line only."""
+    connection = jdbc(spark, server.url)
+    table = f"`{SCHEMA}`.`mapped`"
+    logged = len(server.log.read_text())
+    try:
+        until(lambda: ids(server.url, f"{SCHEMA}.mapped"))    # an earlier test may drop it
+        for statement in (f"UPDATE {SCHEMA}.mapped SET id = 5",
+                          f"MERGE INTO {SCHEMA}.mapped t USING (SELECT 1 AS id) s "
+                          "ON t.id = s.id WHEN MATCHED THEN DELETE",
+                          f"DELETE FROM {SCHEMA}.mapped WHERE id = 1",
+                          f"INSERT INTO {SCHEMA}.mapped SELECT id, st, ts FROM {SCHEMA}.mapped"):
+            message = jdbc_error(connection, statement)
+            assert_one_line(message)
+            assert table in message and "change it with sqlext" in message.lower(), message
+        # a statement on no sqlext table: Spark's own words, on one line too
+        message = jdbc_error(connection, "SELECT * FROM thrift_nowhere")
+        assert_one_line(message)
+        assert "[TABLE_OR_VIEW_NOT_FOUND]" in message and "`thrift_nowhere`" in message, message
+    finally:
+        connection.close()
+    # the server's own log has each failure with its stack
+    log = server.log.read_text()[logged:]
+    assert log.count("Error executing query") >= 5, log[-3000:]
+    assert f"does not support deletes: {table}" in log and "\tat org.apache.spark." in log
+
+
+def test_a_long_query_is_cancelled_over_jdbc(spark, server):
+    """Statements still run in the background: a JDBC client's cancel stops a long query, and
+    the connection (and the server's one executor core) serves the next statement."""
+    import threading
+
+    from py4j.protocol import Py4JJavaError
+
+    connection = jdbc(spark, server.url)
+    running = connection.createStatement()
+    outcome = {}
+
+    def run():
+        try:
+            running.executeQuery("SELECT sum(id) FROM range(0, 1000000000000, 1, 1)")
+            outcome["finished"] = True
+        except Py4JJavaError as exc:
+            outcome["error"] = exc.java_exception.getMessage()
+
+    try:
+        worker = threading.Thread(target=run)
+        worker.start()
+        time.sleep(8)
+        assert worker.is_alive(), outcome
+        started = time.monotonic()
+        running.cancel()
+        worker.join(60)
+        assert not worker.is_alive()
+        assert "cancel" in outcome.get("error", "").lower(), outcome
+        result = connection.createStatement().executeQuery("SELECT count(*) FROM range(10)")
+        assert result.next() and result.getLong(1) == 10
+        assert time.monotonic() - started < 60
+    finally:
+        connection.close()
+
+
 def test_address_and_port_settings(tmp_path):
     """--host, then the setting (Spark's or Hive's name), then Hive's environment variable,
     then 127.0.0.1; the same order for the port (default 10000)."""
