@@ -20,8 +20,10 @@ With ``readChangeFeed`` the stream is the table's change feed: the rows get ``_c
 ``_commit_version`` and ``_commit_timestamp``; without a start the snapshot's files come as
 ``insert`` rows of its version, then each commit's changes
 (:func:`sqlext.log.changes_plan.plan_changes`: its cdc files, else its added files as inserts
-and removed ones as deletes); deletes and updates do not stop it. A commit replacing a file's
-deletion vector is refused (not read yet).
+and removed ones as deletes); deletes and updates do not stop it. A commit giving a file a new
+deletion vector (a DELETE, UPDATE or MERGE on a table with deletion vectors) streams, as
+delta-spark's, the rows the new vector deletes and the old did not as ``delete`` changes, and the
+reverse as ``insert`` changes (:func:`_selected_rows`).
 
 ``startingTimestamp`` starts at the first commit made at or after it (a timestamp or date
 string, in the session's time zone unless it names its offset; after the latest commit:
@@ -86,10 +88,12 @@ class _Change:
     ``change_type`` (None: a cdc file, typed per row)."""
 
     def __init__(self, path, size, partition_values, deletion_vector, change_type, version,
-                 timestamp):
+                 timestamp, selection=None):
         self.path, self.size, self.partition_values = path, size, partition_values
         self.deletion_vector, self.change_type = deletion_vector, change_type
         self.version, self.timestamp = version, timestamp
+        # (A, B): only the rows deletion vector A deletes and B does not are changes
+        self.selection = selection
 BASE_INDEX = -1
 END_INDEX = 2 ** 63 - 1         # Long.MaxValue, as delta-spark's DeltaSourceOffset.END_INDEX
 DEFAULT_MAX_FILES = 1000
@@ -331,6 +335,7 @@ class DeltaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                              add.deletion_vector, self.schema_string, self.mapping_mode, version)
             if isinstance(add, _Change):
                 part.change = (add.change_type, add.version, add.timestamp)
+                part.selection = add.selection
             group.append(part)
             size += add.size or 0
             if size >= PARTITION_BYTES:
@@ -508,17 +513,8 @@ class DeltaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         if self.tracking is None \
                 and logical_schema(plan.metadata.schema_string) != self.table_schema:
             self._check_schema(version, self.table_schema, plan.metadata.schema_string)
-        out = []
-        for f in plan.files:
-            if f.selection is not None:
-                raise UnsupportedOperationError(
-                    f"streaming read of the change feed of {self.location}: version {version} "
-                    "replaced a file's deletion vector; sqlext's stream cannot read such "
-                    "changes yet (read them with sqlext.changes)",
-                    table=self.location, version=version)
-            out.append(_Change(f.path, 0, f.partition_values, f.deletion_vector,
-                               f.change_type, f.version, f.timestamp))
-        return out
+        return [_Change(f.path, 0, f.partition_values, f.deletion_vector, f.change_type,
+                        f.version, f.timestamp, f.selection) for f in plan.files]
 
     def _changed(self, version: int, adds: list[AddFile], removes: list[RemoveFile]):
         if self.skip_change_commits:
@@ -595,6 +591,7 @@ def _change_rows(part: DeltaFile, schema: T.StructType, change_type: str | None,
                  timestamp: int):
     """The rows of one change file with ``_change_type`` (the file's own column for a cdc
     file), ``_commit_version`` and ``_commit_timestamp``."""
+    import numpy as np
     import pyarrow as pa
     import pyarrow.parquet as pq
     types = None
@@ -603,18 +600,36 @@ def _change_rows(part: DeltaFile, schema: T.StructType, change_type: str | None,
         source = part.path if is_local(part.path) else pa.BufferReader(
             DeltaLog(part.location).store.read(part.path))
         types = pq.read_table(source, columns=["_change_type"]).column(0).combine_chunks()
+    selected = _selected_rows(part)
     offset = 0
     for batch in read_delta_file(part, schema):
+        rows = batch.num_rows
+        kind = types.slice(offset, rows).cast(pa.string()) if types is not None else None
+        if selected is not None:    # read without a deletion vector: every row, in order
+            batch = batch.filter(pa.array(np.isin(np.arange(offset, offset + rows), selected)))
+        offset += rows
         n = batch.num_rows
+        if not n:
+            continue
+        if kind is None:
+            kind = pa.array([change_type] * n, pa.string())
         columns = batch.columns[:-3]
-        kind = (types.slice(offset, n).cast(pa.string()) if types is not None
-                else pa.array([change_type] * n, pa.string()))
-        offset += n
         fields = batch.schema
         columns = list(columns) + [
             kind, pa.array([version] * n, fields.field(len(fields) - 2).type),
             pa.array([timestamp * 1000] * n, pa.int64()).cast(fields.field(len(fields) - 1).type)]
         yield pa.RecordBatch.from_arrays(columns, schema=fields)
+
+
+def _selected_rows(part: DeltaFile):
+    """The row indexes of a change file with a selection ``(A, B)`` (its rows deletion vector A
+    deletes and B does not), ascending; None for a file without one."""
+    selection = getattr(part, "selection", None)
+    if not selection:
+        return None
+    from sqlext.log.deletion_vectors import DeletionVectorReader
+    load = DeletionVectorReader.of(DeltaLog(part.location)).load
+    return load(selection[0]).difference(load(selection[1])).row_index_array()
 
 
 def _fmt_ms(ms: int, time_zone: str = "UTC") -> str:
