@@ -48,6 +48,7 @@ from sqlext.engine.dml.command import Timer, begin, removes, spark_job_errors
 from sqlext.engine.dml.marking import (Marking, discarded_on_failure, mark_rows,
                                        rows_by_file, uses_deletion_vectors)
 from sqlext.engine.io.files import CHANGE_TYPE, WrittenFile, write_files
+from sqlext.engine.local.insert import write_without_job
 from sqlext.engine.merge import eager
 from sqlext.engine.merge.clauses import MATCHED, NOT_MATCHED, NOT_MATCHED_BY_SOURCE, Clause
 from sqlext.engine.merge.plan import (CLAUSE, COPY, DELETE, INSERT, KIND, OPERATION,
@@ -258,7 +259,10 @@ class _Merge:
                      + ("writing the inserted rows" if plan.insert_only or not candidates
                         else "joining them with the source, writing the new files"))
             with codegen.interpreted_when_small(self.spark, self._bytes_read(candidates)):
-                if plan.insert_only or not candidates:
+                driver = None if plan.insert_only else self._on_driver(candidates)
+                if driver is not None:
+                    removed, written, touched = driver
+                elif plan.insert_only or not candidates:
                     # no target file can hold a match (the source's keys lie outside every
                     # file's range, or the table is empty): the rows NOT MATCHED clauses insert
                     # are all there is to write, no join needed
@@ -295,6 +299,26 @@ class _Merge:
                              self.metrics)
         progress(f"committed version {version}")
         return MergeResult(version, self.metrics, self.log.name)
+
+    def _on_driver(self, candidates: list[AddFile]
+                   ) -> tuple[list[AddFile], list[WrittenFile], dict[str, _Touched]] | None:
+        """The rewrite on the driver, without a Spark job (:mod:`sqlext.engine.local.merge`),
+        answered as :meth:`_rewrite_at_once` answers; None when the MERGE is not for it."""
+        # imported here: sqlext.engine.local.merge builds on this package's plan
+        from sqlext.engine.local.merge import merge_on_driver
+        done = merge_on_driver(self.spark, self.log, self.snapshot, self.plan, candidates,
+                               self._join_type(), self._source_rows)
+        if done is None:
+            return None
+        if done.several:
+            self._refuse_several_matches()
+        self._matches = done.matches
+        # the counts are the statement's: _finish_metrics only adds them up over the files
+        touched = {f.path: _Touched(True, done.matches, int(done.matches), 1,
+                                    *(done.counts if i == 0 else (0, 0, 0, 0)))
+                   for i, f in enumerate(done.rewrite)}
+        self.metrics.update(scanTimeMs=0, rewriteTimeMs=done.time_ms)
+        return done.rewrite, done.written, touched
 
     def _rewrite_or_insert(self, candidates: list[AddFile]
                            ) -> tuple[list[AddFile], list[WrittenFile], dict | None]:
@@ -507,10 +531,13 @@ class _Merge:
         # or not a clause's condition holds for the pairs; one unconditional DELETE is the only
         # clause list for which the result cannot depend on which source row is used
         if any(t.max_matched > 1 for t in found.values()) and not self.plan.only_unconditional_delete:
-            raise MultipleSourceRowMatchError(
-                f"{self.plan.where}: {MULTIPLE_MATCH_MESSAGE} Nothing was committed; the table "
-                "is unchanged.", table=self.log.name, version=self.snapshot.version)
+            self._refuse_several_matches()
         return found
+
+    def _refuse_several_matches(self) -> None:
+        raise MultipleSourceRowMatchError(
+            f"{self.plan.where}: {MULTIPLE_MATCH_MESSAGE} Nothing was committed; the table "
+            "is unchanged.", table=self.log.name, version=self.snapshot.version)
 
     def _per_file(self, rows: DataFrame, *extra) -> list:
         """Aggregate per-row results (nm matches, na acting matches, mc/nc the acting clause)
@@ -779,6 +806,13 @@ class _Merge:
     def _write(self, out: DataFrame, with_changes: bool, group: str | None = None
                ) -> list[WrittenFile]:
         constraints = table_constraints(self.plan.new_schema, self.snapshot.configuration)
+        if group is None and not with_changes and not self._dv:
+            # rows Spark computes without a job (inserts of a source held in the plan, no
+            # target file read) are written on the driver
+            local = write_without_job(self.spark, out, self.log, self.txn.metadata, constraints,
+                                      self.snapshot.version, codegen.input_bytes(out))
+            if local is not None:
+                return local
         written = write_files(self.spark, out, self.log, self.snapshot.partition_columns,
                               self.plan.new_schema, constraints=constraints,
                               kind="mixed" if with_changes else "data",
