@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from sqlext.errors import (DeltaFileNotFoundError, SqlextError, TableNotFoundError,
                            TimestampOutOfRangeError, UnsupportedOperationError,
                            VersionNotFoundException)
+from sqlext.log import operations as ops
 from sqlext.log.actions import AddFile, Protocol
 from sqlext.log.deletion_vectors import unique_id
 from sqlext.log.protocol import check_readable, check_writable
@@ -31,7 +32,7 @@ from sqlext.log.storage import is_local
 from sqlext.log.table import DeltaLog
 from sqlext.log.transaction import ENGINE_INFO, now_ms
 
-OPERATION = "RESTORE"
+OPERATION = ops.Restore.name
 # delta-spark's conditions for a RESTORE timestamp outside the table's history
 _RESTORE_TIMESTAMP = {
     "DELTA_TIMESTAMP_GREATER_THAN_COMMIT": "DELTA_CANNOT_RESTORE_TIMESTAMP_GREATER",
@@ -144,7 +145,8 @@ def restore_table(log: DeltaLog, version: int | None = None, timestamp_ms: int |
                "numRestoredFiles": len(to_add),
                "removedFilesSize": sum(f.size for f in to_remove),
                "restoredFilesSize": sum(f.size for f in to_add)}
-    params = {"version": target_version if version is not None else None,
-              "timestamp": timestamp_text if timestamp_ms is not None else None}
-    committed = txn.commit(actions, OPERATION, params, metrics, user_metadata, engine_info)
+    done = ops.Restore(target_version if version is not None else None,
+                       timestamp_text if timestamp_ms is not None else None)
+    committed = txn.commit(actions, done.name, done.parameters(), metrics, user_metadata,
+                           engine_info)
     return RestoreResult(committed, target_version, metrics)

@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 
 from sqlext.errors import (UnsupportedOperationError, VacuumRetentionError,
                            VersionNotFoundException)
+from sqlext.log import operations as ops
 from sqlext.log.actions import AddCDCFile, AddFile, RemoveFile, decode_path
 from sqlext.log.deletion_vectors import DeletionVectorDescriptor
 from sqlext.log.layout import CHANGE_DATA_DIR, LOG_DIR, STAGING_DIR, written_by_delta_writer
@@ -274,8 +275,9 @@ def _lite_candidates(log_: DeltaLog, snapshot: Snapshot, cutoff_ms: int,
     start = None
     for v in sorted(listing.commits, reverse=True):
         info = log_.commit_info(v)
-        if info is not None and info.operation == "VACUUM END" and \
-                (info.values.get("operationParameters") or {}).get("status") == "COMPLETED":
+        if info is not None and info.operation == ops.VacuumEnd.name and \
+                (info.values.get("operationParameters") or {}).get("status") == \
+                ops.VacuumEnd.COMPLETED:
             start = v
             break
     if start is None:
@@ -380,23 +382,24 @@ def collect_garbage(log_: DeltaLog, retention_hours: float | None = None, dry_ru
     if dry_run:
         return result
     if log_commits:
-        params = {"retentionCheckEnabled": check_retention, "defaultRetentionMillis": default_ms}
-        if retention_hours is not None:
-            params["specifiedRetentionMillis"] = retention_ms
+        start = ops.VacuumStart(bool(check_retention), default_ms,
+                                retention_ms if retention_hours is not None else None)
         result.start_version = log_.start_transaction().commit(
-            [], "VACUUM START", params,
+            [], start.name, start.parameters(),
             {"numFilesToDelete": len(result.files) + len(result.directories),
              "sizeOfDataToDelete": result.bytes}, user_metadata, engine_info)
     try:
         deleted = _delete(log_, result, local)
     except BaseException:
         if log_commits:
+            end = ops.VacuumEnd(ops.VacuumEnd.FAILED)
             result.end_version = log_.start_transaction().commit(
-                [], "VACUUM END", {"status": "FAILED"}, None, user_metadata, engine_info)
+                [], end.name, end.parameters(), None, user_metadata, engine_info)
         raise
     if log_commits:
+        end = ops.VacuumEnd(ops.VacuumEnd.COMPLETED)
         result.end_version = log_.start_transaction().commit(
-            [], "VACUUM END", {"status": "COMPLETED"},
+            [], end.name, end.parameters(),
             {"numDeletedFiles": deleted, "numVacuumedDirectories": result.directories_listed},
             user_metadata, engine_info)
     log.info("table %s: VACUUM deleted %d files and directories in a total of %d directories",

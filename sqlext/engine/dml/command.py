@@ -6,7 +6,6 @@ conditions, timings, and the commit with delta-spark's operation parameters and 
 from __future__ import annotations
 
 import contextlib
-import json
 import time
 from dataclasses import dataclass, field
 
@@ -17,6 +16,7 @@ from sqlext.engine import commit as commit_assembly   # this module's commit() w
 from sqlext.engine import spark_jobs
 from sqlext.engine.schemas import spark_schema
 from sqlext.errors import TableNotFoundError, UnsupportedOperationError
+from sqlext.log import operations as ops
 from sqlext.log.protocol import check_readable, check_writable
 from sqlext.log.snapshot import Snapshot
 from sqlext.log.table import DeltaLog
@@ -100,17 +100,19 @@ def table_frame(spark: SparkSession, snapshot: Snapshot, alias: str | None) -> D
     return df
 
 
-def commit(spark: SparkSession, txn: Transaction, actions: list, operation: str,
-           predicate_sql: str | None, metrics: dict, timer: Timer) -> DmlResult:
-    """Commit ``actions`` with ``operationParameters.predicate`` = a JSON array of the
-    condition's SQL; nothing when there are none, as delta-spark's ``commitIfNeeded`` (unless
-    ``spark.databricks.delta.skipRecordingEmptyCommits`` is false: then an empty commit)."""
+def commit(spark: SparkSession, txn: Transaction, actions: list, operation: ops.Operation,
+           metrics: dict, timer: Timer) -> DmlResult:
+    """Commit ``actions`` as ``operation`` (a :class:`~sqlext.log.operations.Delete` or
+    :class:`~sqlext.log.operations.Update`: ``operationParameters.predicate`` is a JSON array of
+    the condition's SQL); nothing when there are none, as delta-spark's ``commitIfNeeded``
+    (unless ``spark.databricks.delta.skipRecordingEmptyCommits`` is false: then an empty
+    commit)."""
     if commit_assembly.skips_empty_commit(spark, txn, actions):
         metrics["executionTimeMs"] = timer.total()
         return DmlResult(None, metrics)
-    params = {"predicate": json.dumps([predicate_sql] if predicate_sql is not None else [])}
     metrics["executionTimeMs"] = timer.total()
-    version = commit_assembly.commit(spark, txn, actions, operation, params, metrics)
+    version = commit_assembly.commit(spark, txn, actions, operation.name, operation.parameters(),
+                                     metrics)
     return DmlResult(version, metrics)
 
 

@@ -33,11 +33,12 @@ from sqlext.engine.dml import local_match
 from sqlext.engine.local import dml as local_dml
 from sqlext.engine.dml.rewrite import delete_matching_rows, total_records
 from sqlext.engine.session import conf_bytes
+from sqlext.log import operations as ops
 from sqlext.log.pruning import Pruner
 from sqlext.log.table import DeltaLog
 from sqlext.log.transaction import Transaction
 
-OPERATION = "DELETE"
+OPERATION = ops.Delete.name
 
 
 def delete(spark: SparkSession, log: DeltaLog, condition=None, *, alias: str | None = None,
@@ -94,7 +95,7 @@ def delete(spark: SparkSession, log: DeltaLog, condition=None, *, alias: str | N
                "numFilesAfterSkipping": len(scanned) if scanned else len(removed),
                "scanTimeMs": scan_ms, "rewriteTimeMs": rewrite_ms}
     actions = removes(removed) + [w.add() for w in added] + [c.cdc() for c in changes]
-    return commit(spark, txn, actions, OPERATION, cond.sql if cond else None, metrics, timer)
+    return commit(spark, txn, actions, ops.Delete(cond.sql if cond else None), metrics, timer)
 
 
 def _delete_marking(spark: SparkSession, log: DeltaLog, txn: Transaction, snapshot, cond,
@@ -120,4 +121,4 @@ def _delete_marking(spark: SparkSession, log: DeltaLog, txn: Transaction, snapsh
                "numFilesAfterSkipping": len(scanned),
                "scanTimeMs": scan_ms, "rewriteTimeMs": timer.lap()}
     with discarded_on_failure(spark, log, marking, []):
-        return commit(spark, txn, marking.actions(), OPERATION, cond.sql, metrics, timer)
+        return commit(spark, txn, marking.actions(), ops.Delete(cond.sql), metrics, timer)

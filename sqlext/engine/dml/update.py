@@ -38,11 +38,12 @@ from sqlext.engine.dml.rewrite import (rewrite_files, scan_rows, update_matching
 from sqlext.engine.local import dml as local_dml
 from sqlext.engine.generated import generated_columns, refuse_identity_update
 from sqlext.engine.schemas import spark_schema
+from sqlext.log import operations as ops
 from sqlext.log.pruning import Pruner
 from sqlext.log.table import DeltaLog
 from sqlext.log.transaction import Transaction
 
-OPERATION = "UPDATE"
+OPERATION = ops.Update.name
 
 
 def update(spark: SparkSession, log: DeltaLog, condition=None, set=None, *,  # noqa: A002
@@ -101,7 +102,7 @@ def update(spark: SparkSession, log: DeltaLog, condition=None, set=None, *,  # n
                "numFilesAfterSkipping": len(candidates)}
     actions = (removes(result.removed) + [w.add() for w in result.added]
                + [c.cdc() for c in result.changes])
-    return commit(spark, txn, actions, OPERATION, cond.sql if cond else None, metrics, timer)
+    return commit(spark, txn, actions, ops.Update(cond.sql if cond else None), metrics, timer)
 
 
 def _update_marking(spark: SparkSession, log: DeltaLog, txn: Transaction, snapshot, cond,
@@ -138,4 +139,4 @@ def _update_marking(spark: SparkSession, log: DeltaLog, txn: Transaction, snapsh
                "scanTimeMs": scan_ms, "rewriteTimeMs": timer.lap()}
     actions = marking.actions() + [w.add() for w in added] + [c.cdc() for c in changes]
     with discarded_on_failure(spark, log, marking, added + changes):
-        return commit(spark, txn, actions, OPERATION, cond.sql if cond else None, metrics, timer)
+        return commit(spark, txn, actions, ops.Update(cond.sql if cond else None), metrics, timer)
