@@ -8,8 +8,8 @@ The ``commitInfo`` of each commit carries ``operation``, ``operationParameters``
 - ``engineInfo``: ``sqlext/<version> Apache-Spark/<version>``, always;
 - ``userMetadata``, when one is set. The first of these wins:
 
-  1. the value the caller passed (``sqlext.write(..., userMetadata=...)``, the ``userMetadata``
-     write option);
+  1. the value the caller passed (:class:`CommitProperties`: ``sqlext.write(...,
+     userMetadata=...)``, the ``userMetadata`` write option);
   2. the innermost :func:`commit_metadata_scope` around the call in this thread / task — how the
      dbt adapter tags every commit of a model (its post-hook OPTIMIZE too) with the invocation id
      and the model's unique id without touching settings that other threads share;
@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 
 from pyspark.sql import SparkSession
 
@@ -42,6 +43,17 @@ SKIP_EMPTY_COMMITS_CONF = "spark.databricks.delta.skipRecordingEmptyCommits"
 
 USER_METADATA_CONF_KEYS = ("spark.sqlext.commitInfo.userMetadata",
                            "spark.databricks.delta.commitInfo.userMetadata")
+
+
+@dataclass(frozen=True)
+class CommitProperties:
+    """What a caller adds to a commit besides its actions, operation, parameters and metrics
+    (delta-rs ``CommitProperties``): ``user_metadata`` (wins over the scope and the session
+    setting, see the module docstring) and ``app_transaction``, an ``(appId, version)`` pair
+    recorded as the commit's first action, a ``txn`` (an idempotent write)."""
+    user_metadata: str | None = None
+    app_transaction: tuple[str, int] | None = None
+
 
 _scope: contextvars.ContextVar[str | None] = contextvars.ContextVar("sqlext_user_metadata",
                                                                    default=None)
@@ -76,12 +88,15 @@ def user_metadata(spark: SparkSession | None, explicit: str | None = None) -> st
     return None
 
 
-def skips_empty_commit(spark: SparkSession, txn: Transaction, actions: list) -> bool:
+def skips_empty_commit(spark: SparkSession, txn: Transaction, actions: list,
+                       properties: CommitProperties | None = None) -> bool:
     """Whether a command that commits only if needed (delta-spark's ``commitIfNeeded``: WRITE,
     DELETE, UPDATE, MERGE) makes no commit: ``actions`` is empty, ``txn`` stages no metadata or
-    protocol, and ``spark.databricks.delta.skipRecordingEmptyCommits`` is not ``false``."""
+    protocol, no application transaction is recorded (``txn``'s or ``properties``'), and
+    ``spark.databricks.delta.skipRecordingEmptyCommits`` is not ``false``."""
     if actions or txn.new_metadata is not None or txn.new_protocol is not None \
-            or txn.app_transaction is not None:
+            or txn.app_transaction is not None \
+            or (properties is not None and properties.app_transaction is not None):
         return False
     try:
         value = spark.conf.get(SKIP_EMPTY_COMMITS_CONF, None)
@@ -174,16 +189,19 @@ def commit_fields(spark: SparkSession, explicit_user_metadata: str | None = None
 
 def commit(spark: SparkSession, txn: Transaction, actions: Iterable[Action], operation: str,
            parameters: dict | None = None, metrics: dict | None = None, *,
-           explicit_user_metadata: str | None = None) -> int:
+           properties: CommitProperties = CommitProperties()) -> int:
     """Commit ``actions`` through the kernel transaction ``txn`` with the commitInfo assembled
-    as the module docstring says; returns the new version. After it, the transaction runs the
-    kernel's post-commit hooks and the engine's (:mod:`sqlext.engine.post_commit`: the symlink
-    manifest of a table with ``delta.compatibility.symlinkFormatManifest.enabled``)."""
+    as the module docstring says (``properties``: :class:`CommitProperties`); returns the new
+    version. After it, the transaction runs the kernel's post-commit hooks and the engine's
+    (:mod:`sqlext.engine.post_commit`: the symlink manifest of a table with
+    ``delta.compatibility.symlinkFormatManifest.enabled``)."""
+    actions = list(actions)
+    if properties.app_transaction is not None:
+        app_id, app_version = properties.app_transaction
+        actions.insert(0, SetTransaction(app_id, int(app_version), now_ms()))
     pair, txn.app_transaction = txn.app_transaction, None
-    if pair is not None:
-        actions = list(actions)
-        if not any(isinstance(a, SetTransaction) for a in actions):
-            actions.append(SetTransaction(pair[0], pair[1], now_ms()))
+    if pair is not None and not any(isinstance(a, SetTransaction) for a in actions):
+        actions.append(SetTransaction(pair[0], pair[1], now_ms()))
     txn.post_commit.extend(h for h in engine_hooks() if h not in txn.post_commit)
     return txn.commit(actions, operation, parameters, metrics,
-                      **commit_fields(spark, explicit_user_metadata))
+                      **commit_fields(spark, properties.user_metadata))

@@ -108,6 +108,19 @@ def _unsorted_if(spark: SparkSession, condition: bool):
         spark.conf.unset(key)
 
 
+@dataclass(frozen=True)
+class FileWrite:
+    """How :func:`write_table_files` turns a DataFrame into files of a table (the parameters of
+    :func:`write_files`, which documents each)."""
+    partition_columns: tuple[str, ...]
+    table_schema: T.StructType
+    constraints: tuple[Constraint, ...]
+    kind: str = "data"
+    num_indexed_cols: int = DEFAULT_NUM_INDEXED_COLS
+    metadata: Metadata | None = None
+    group_column: str | None = None
+
+
 def write_files(spark: SparkSession, df: DataFrame, log: DeltaLog, partition_columns: list[str],
                 table_schema: T.StructType, *, constraints: list[Constraint], kind: str = "data",
                 num_indexed_cols: int = DEFAULT_NUM_INDEXED_COLS,
@@ -138,65 +151,40 @@ def write_files(spark: SparkSession, df: DataFrame, log: DeltaLog, partition_col
     own per value, each file's :attr:`WrittenFile.group` (e.g. the input file a row came from,
     so that the rewrite of a file that turns out unchanged can be discarded).
     """
+    return write_table_files(spark, df, log, FileWrite(
+        tuple(partition_columns), table_schema, tuple(constraints), kind, num_indexed_cols,
+        metadata, group_column))
+
+
+def write_table_files(spark: SparkSession, df: DataFrame, log: DeltaLog,
+                      spec: FileWrite) -> list[WrittenFile]:
+    """:func:`write_files` with its options in one :class:`FileWrite`: Spark writes the
+    output frame (:func:`_output_frame`) into a private staging directory, then each file is
+    moved into the table (:func:`_place`)."""
     staging = log.store.join(log.location, STAGING_DIR, uuid.uuid4().hex)
-    mixed = kind == "mixed"
-    hidden = ([_GROUP] if group_column else []) + ([_IS_CHANGE] if mixed else [])
-    write_partitions = hidden + list(partition_columns)
-    data_columns = [c for c in df.columns if c != group_column
-                    and c.lower() not in {p.lower() for p in partition_columns}]
-    part_columns = [next(c for c in df.columns if c.lower() == p.lower())
-                    for p in partition_columns]
-    if kind != "cdc":
-        df = enforce(df, constraints, F.col(CHANGE_TYPE).isNull() if mixed else None)
-    if ColumnMapping.of(metadata) is not None:
-        df, partition_columns, table_schema = physical_frame(df, partition_columns, metadata)
-        data_columns = [c for c in df.columns if c != group_column
-                        and c.lower() not in {p.lower() for p in partition_columns}]
-        part_columns = list(partition_columns)
-        write_partitions = hidden + list(partition_columns)
-    # SQL text of quoted names (fewer py4j round trips than a Column per name)
-    marker = [f"{quote_identifier(CHANGE_TYPE)} IS NOT NULL AS {quote_identifier(_IS_CHANGE)}"
-              ] if mixed else []
-    group = [f"{quote_identifier(group_column)} AS {_GROUP}"] if group_column else []
-    if marker or group or data_columns + part_columns != df.columns:
-        df = df.selectExpr(*[quote_identifier(c) for c in data_columns], *group, *marker,
-                           *[quote_identifier(c) for c in part_columns])
+    df, partition_columns, table_schema, write_partitions = _output_frame(df, spec)
+    hidden = len(write_partitions) > len(partition_columns)
     moved: list[str] = []    # files already in the table's directory, deleted if this fails
     try:
-        with _unsorted_if(spark, bool(hidden) and not partition_columns):
+        with _unsorted_if(spark, hidden and not partition_columns):
             (df.write.mode("error").partitionBy(*write_partitions)
              .option("compression", "snappy").parquet(staging))
-        written = storage_bridge.list_files(spark, staging)
         fields = [f for f in parse_schema(table_schema.json())
                   if f.name.lower() not in {p.lower() for p in partition_columns}]
-        if kind == "cdc":
+        if spec.kind == "cdc":
             fields = fields + [Field(CHANGE_TYPE, "string")]
         types = {f.name.lower(): f.type for f in parse_schema(table_schema.json())}
         session_tz = spark.conf.get("spark.sql.session.timeZone") or "UTC"
         out = []
-        for rel, size, mtime in sorted(written):
-            parts = rel.split("/")
-            dirs, name = parts[:-1], parts[-1]
-            if not name.endswith(".parquet"):
+        for rel, size, mtime in sorted(storage_bridge.list_files(spark, staging)):
+            if not rel.endswith(".parquet"):
                 continue
-            file_kind, group_value = kind, None
-            if group_column:
-                raw = dirs[0].partition("=")[2]
-                group_value = None if raw == HIVE_NULL else unquote(raw)
-                dirs = dirs[1:]
-            if mixed:
-                file_kind = "cdc" if dirs[0] == f"{_IS_CHANGE}=true" else "data"
-                dirs = dirs[1:]
-            m = _PART_NO.match(name)
-            prefix = "cdc" if file_kind == "cdc" else "part"
-            new_name = f"{prefix}-{int(m.group(1)) if m else 0:05d}-{uuid.uuid4()}.c000.snappy.parquet"
-            target_rel = "/".join(([CHANGE_DATA_DIR] if file_kind == "cdc" else []) + dirs
-                                  + [new_name])
+            target_rel, dirs, group_value, file_kind = _target(rel, spec)
             target = log.store.join(log.location, *target_rel.split("/"))
-            storage_bridge.move_file(spark, log.store.join(staging, *parts), target)
+            storage_bridge.move_file(spark, log.store.join(staging, *rel.split("/")), target)
             moved.append(target)
             stats = file_stats(storage_bridge.open_for_footer(spark, target), fields,
-                               num_indexed_cols) if file_kind == "data" else None
+                               spec.num_indexed_cols) if file_kind == "data" else None
             out.append(WrittenFile(target_rel, partition_values_of_dirs(dirs, partition_columns,
                                                                        types, session_tz),
                                    size, mtime, stats, group_value))
@@ -210,6 +198,57 @@ def write_files(spark: SparkSession, df: DataFrame, log: DeltaLog, partition_col
         storage_bridge.remove_tree(spark, staging)
         # the shared parent too, unless a concurrent write is staging files in it
         storage_bridge.remove_empty_dir(spark, log.store.join(log.location, STAGING_DIR))
+
+
+def _output_frame(df: DataFrame, spec: FileWrite
+                  ) -> tuple[DataFrame, list[str], T.StructType, list[str]]:
+    """What Spark's writer gets: ``df`` with the constraints checked, physical names under
+    column mapping, data columns first, then the hidden partition columns (the group, the
+    change-row marker of a mixed write), then the table's; and the partition columns, table
+    schema and ``partitionBy`` list it is written with."""
+    mixed, group_column = spec.kind == "mixed", spec.group_column
+    partition_columns, table_schema = list(spec.partition_columns), spec.table_schema
+    hidden = ([_GROUP] if group_column else []) + ([_IS_CHANGE] if mixed else [])
+    if spec.kind != "cdc":
+        df = enforce(df, list(spec.constraints),
+                     F.col(CHANGE_TYPE).isNull() if mixed else None)
+    if ColumnMapping.of(spec.metadata) is not None:
+        df, partition_columns, table_schema = physical_frame(df, partition_columns,
+                                                             spec.metadata)
+        part_columns = list(partition_columns)
+    else:
+        part_columns = [next(c for c in df.columns if c.lower() == p.lower())
+                        for p in partition_columns]
+    data_columns = [c for c in df.columns if c != group_column
+                    and c.lower() not in {p.lower() for p in partition_columns}]
+    # SQL text of quoted names (fewer py4j round trips than a Column per name)
+    marker = [f"{quote_identifier(CHANGE_TYPE)} IS NOT NULL AS {quote_identifier(_IS_CHANGE)}"
+              ] if mixed else []
+    group = [f"{quote_identifier(group_column)} AS {_GROUP}"] if group_column else []
+    if marker or group or data_columns + part_columns != df.columns:
+        df = df.selectExpr(*[quote_identifier(c) for c in data_columns], *group, *marker,
+                           *[quote_identifier(c) for c in part_columns])
+    return df, partition_columns, table_schema, hidden + list(partition_columns)
+
+
+def _target(rel: str, spec: FileWrite) -> tuple[str, list[str], str | None, str]:
+    """Where the staged file ``rel`` goes in the table: (its path there, its partition
+    directories, its group value, its kind: "data" or "cdc")."""
+    parts = rel.split("/")
+    dirs, name = parts[:-1], parts[-1]
+    file_kind, group_value = spec.kind, None
+    if spec.group_column:
+        raw = dirs[0].partition("=")[2]
+        group_value = None if raw == HIVE_NULL else unquote(raw)
+        dirs = dirs[1:]
+    if spec.kind == "mixed":
+        file_kind = "cdc" if dirs[0] == f"{_IS_CHANGE}=true" else "data"
+        dirs = dirs[1:]
+    m = _PART_NO.match(name)
+    prefix = "cdc" if file_kind == "cdc" else "part"
+    new_name = f"{prefix}-{int(m.group(1)) if m else 0:05d}-{uuid.uuid4()}.c000.snappy.parquet"
+    target_rel = "/".join(([CHANGE_DATA_DIR] if file_kind == "cdc" else []) + dirs + [new_name])
+    return target_rel, dirs, group_value, file_kind
 
 
 def _physical_of(dtype: T.DataType, table_type: T.DataType) -> T.DataType:

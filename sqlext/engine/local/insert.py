@@ -23,19 +23,23 @@ from sqlext.log.table import DeltaLog
 
 
 def write_without_job(spark: SparkSession, data: DataFrame, log: DeltaLog, metadata: Metadata,
-                      constraints: list[Constraint], version: int | None
+                      constraints: list[Constraint], version: int | None,
+                      size: int | None = None
                       ) -> list[WrittenFile] | None:
     """The data files of ``data`` (the table's columns) written on the driver, or None when the
     Spark path writes them (the setting says so, the plan needs a job, the rows are more than
     ``localMaxBytes``, or there are none). ``constraints`` are checked as the Spark path checks
-    them: a violating row raises Spark's error, marked as ``write_files``' job would raise it."""
+    them: a violating row raises Spark's error, marked as ``write_files``' job would raise it.
+    ``size``: the bytes ``data`` reads (:func:`sqlext.engine.codegen.input_bytes`), when the
+    caller has estimated it already (None: estimated here)."""
     where = f"table {log.name}" + (f", version {version}" if version is not None else "")
     if is_connect(spark) or policy.mode(spark, where) == "off":
         return None       # a Connect client cannot see the plan; the server's writer runs
     checked = _over_local_relation(enforce(data, constraints))
     if checked is None:
         return None
-    size = codegen.input_bytes(checked)
+    if size is None:
+        size = codegen.input_bytes(checked)
     if not policy.use_driver(spark, size if size is not None else 1 << 62, where):
         return None
     rows = collect_arrow(checked)
