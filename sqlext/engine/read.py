@@ -6,7 +6,7 @@ import datetime as _dt
 
 from pyspark.sql import DataFrame, SparkSession
 
-from sqlext.engine.io.scan import scan
+from sqlext.engine.local.read import table_frame
 from sqlext.engine.session import prepare
 from sqlext.engine.conditions import check_condition, spark_condition
 from sqlext.errors import AnalysisException, InvalidTimeTravelError, SqlextError
@@ -96,7 +96,7 @@ def read(spark: SparkSession, ref: TableRef, versionAsOf: int | None = None,
         predicate = parse_predicate(filter)
         files = Pruner(predicate, snapshot.schema, snapshot.partition_columns,
                        ColumnMapping.of(snapshot.metadata)).prune(files)
-    df = scan(spark, log, snapshot, files)
+    df = table_frame(spark, log, snapshot, files)
     if filter is not None:
         condition = spark_condition(filter, ref.display)
         check_condition(df, condition, filter, ref.display)

@@ -48,6 +48,7 @@ class ChangeFile:
     deletion_vector: dict | None = None         # rows of the file that are not changes
     # (A, B): only the rows deletion vector A deletes and B does not are changes
     selection: tuple[dict, dict | None] | None = None
+    size: int | None = None                     # bytes, when the action gives it
 
 
 @dataclass
@@ -203,7 +204,8 @@ def _add_version(log: DeltaLog, listing: LogListing, plan: ChangePlan, v: int, t
                  actions: list[Action], metadata: Metadata) -> None:
     cdc = [a for a in actions if isinstance(a, AddCDCFile)]
     if cdc:
-        plan.files += [ChangeFile(a.path, dict(a.partition_values), v, ts, None) for a in cdc]
+        plan.files += [ChangeFile(a.path, dict(a.partition_values), v, ts, None, size=a.size)
+                       for a in cdc]
         return
     if _no_op_merge(actions):
         return
@@ -224,14 +226,14 @@ def _add_version(log: DeltaLog, listing: LogListing, plan: ChangePlan, v: int, t
         values = dict(added[key].partition_values)
         if new_dv:
             plan.files.append(ChangeFile(r.path, values, v, ts, DELETE, added[key].stats,
-                                         selection=(new_dv, old_dv)))
+                                         selection=(new_dv, old_dv), size=r.size))
         if old_dv:
             plan.files.append(ChangeFile(r.path, values, v, ts, INSERT, added[key].stats,
-                                         selection=(old_dv, new_dv)))
+                                         selection=(old_dv, new_dv), size=r.size))
     adds = [a for a in adds if decode_path(a.path) not in paired]
     removes = [r for r in removes if decode_path(r.path) not in paired]
     plan.files += [ChangeFile(a.path, dict(a.partition_values), v, ts, INSERT, a.stats,
-                              a.deletion_vector) for a in adds]
+                              a.deletion_vector, size=a.size) for a in adds]
     before: Snapshot | None = None
     for r in removes:
         values = r.partition_values
@@ -241,7 +243,7 @@ def _add_version(log: DeltaLog, listing: LogListing, plan: ChangePlan, v: int, t
             add = before.files_by_path.get(decode_path(r.path))
             values = add.partition_values if add is not None else {}
         plan.files.append(ChangeFile(r.path, dict(values or {}), v, ts, DELETE, r.stats,
-                                     r.deletion_vector))
+                                     r.deletion_vector, size=r.size))
     if adds and removes:
         plan.inferred_rewrites.append(v)
 

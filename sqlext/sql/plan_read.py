@@ -22,7 +22,7 @@ from sqlglot import exp
 
 from sqlext.catalog import Catalog, TableRef, has_delta_log
 from sqlext.engine.read import resolve_snapshot
-from sqlext.engine.io.scan import scan
+from sqlext.engine.local.read import table_frame
 from sqlext.engine.session import is_connect, session_constant
 from sqlext.errors import AnalysisException, TableNotFoundError, UnsupportedOperationError
 from sqlext.log.column_mapping import ColumnMapping
@@ -82,7 +82,7 @@ class Binding:
                 f.name.lower() for f in snapshot.schema}:
             files = Pruner(self.prune, snapshot.schema, snapshot.partition_columns,
                            ColumnMapping.of(snapshot.metadata)).prune(snapshot.files)
-        return scan(spark, log, snapshot, files)
+        return table_frame(spark, log, snapshot, files)
 
 
 @dataclass

@@ -14,6 +14,7 @@ import sqlext
 from sqlext.log.deletion_vectors import RoaringBitmapArray, deletion_vector_file, z85_encode
 from sqlext.log.table import DeltaLog
 from tests.support import assert_same_rows, read_duckdb
+from tests.support.spark import spark_conf
 
 ROWS = 5000
 DELETED_A = {0, 63, 64, 127, 2500, ROWS - 1} | set(range(1000, 1300))
@@ -69,7 +70,8 @@ def test_row_index_holds_across_splits_of_a_file(spark, tmp_path):
     _table(path)
     spark.conf.set("spark.sql.files.maxPartitionBytes", "4096")   # many tasks per file
     try:
-        df = sqlext.read(spark, str(path))
+        with spark_conf(spark, {"spark.sqlext.execution.local": "off"}):     # the file scan, split into tasks
+            df = sqlext.read(spark, str(path))
         assert df.rdd.getNumPartitions() > 3
         assert {r.id for r in df.collect()} == _expected()
     finally:
@@ -89,9 +91,11 @@ def test_files_without_vectors_are_scanned_as_before(spark, tmp_path):
     for line in lines:
         line.get("add", {}).pop("deletionVector", None)
     commit.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
-    plan = sqlext.read(spark, str(path))._jdf.queryExecution().executedPlan().toString()
+    with spark_conf(spark, {"spark.sqlext.execution.local": "off"}):     # the file scan's plans
+        plan = sqlext.read(spark, str(path))._jdf.queryExecution().executedPlan().toString()
     assert "row_index" not in plan and "Join" not in plan
     with_dv = tmp_path / "dv"
     _table(with_dv)
-    plan = sqlext.read(spark, str(with_dv))._jdf.queryExecution().executedPlan().toString()
+    with spark_conf(spark, {"spark.sqlext.execution.local": "off"}):
+        plan = sqlext.read(spark, str(with_dv))._jdf.queryExecution().executedPlan().toString()
     assert "row_index" in plan and "Join" in plan

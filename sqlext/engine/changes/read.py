@@ -23,6 +23,7 @@ from sqlext.log.changes_plan import (CHANGE_TYPE, COMMIT_TIMESTAMP, COMMIT_VERSI
                                         plan_changes, resolve_range)
 from sqlext.engine.read import timestamp_ms
 from sqlext.engine.io.mapped_scan import read_mapped_files
+from sqlext.engine.local.read import local_change_frame
 from sqlext.engine.io.scan import FileRead, check_shredded_variants_readable, empty_frame
 from sqlext.engine.schemas import quote_identifier, spark_schema
 from sqlext.engine.session import prepare
@@ -157,6 +158,9 @@ def _raw(spark: SparkSession, log: DeltaLog, plan: ChangePlan, schema: T.StructT
     file-name join (data files have no such column, so it reads as NULL there)."""
     if '"variant"' in plan.metadata.schema_string:
         check_shredded_variants_readable(log, log.snapshot(plan.end))
+    local = local_change_frame(spark, log, plan, schema, CHANGE_FIELDS)
+    if local is not None:
+        return local
     mapping = ColumnMapping.of(plan.metadata)
     # partition values are keyed by physical names in a column-mapped table
     names = {(mapping.physical_name(f.name) if mapping else f.name).lower(): f.name

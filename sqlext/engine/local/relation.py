@@ -18,7 +18,7 @@ from pyspark.sql import types as T
 from pyspark.sql.pandas.types import from_arrow_schema
 
 from sqlext.engine.io.scan import arrow_schema
-from sqlext.engine.session import is_connect
+from sqlext.engine.session import is_connect, session_constant
 
 _LOCAL = "LocalRelation"
 
@@ -38,9 +38,20 @@ def arrow_table_for(table: pa.Table, schema: T.StructType) -> pa.Table:
 
 
 def _converters(spark: SparkSession):
-    """Spark's ``ArrowConverters`` object in the session's JVM."""
-    arrow = spark._jvm.org.apache.spark.sql.execution.arrow
-    return getattr(getattr(arrow, "ArrowConverters$"), "MODULE$")
+    """Spark's ``ArrowConverters`` object in the session's JVM (found once per session: each
+    step of a JVM name is a py4j round trip)."""
+    def find():
+        arrow = spark._jvm.org.apache.spark.sql.execution.arrow
+        return getattr(getattr(arrow, "ArrowConverters$"), "MODULE$")
+    return session_constant(spark, "arrow_converters", find)
+
+
+def _channel_classes(spark: SparkSession):
+    """The JVM's ``Channels`` and ``ByteArrayInputStream`` classes (found once per session)."""
+    def find():
+        java = spark._jvm.java
+        return java.nio.channels.Channels, java.io.ByteArrayInputStream
+    return session_constant(spark, "arrow_channel_classes", find)
 
 
 def _ipc_bytes(table: pa.Table) -> bytes:
@@ -63,11 +74,11 @@ def frame_from_arrow(spark: SparkSession, table: pa.Table,
     data = arrow_table_for(table, schema)
     if is_connect(spark):
         return spark.createDataFrame(data, schema=schema)
-    jvm = spark._jvm
-    channel = jvm.java.nio.channels.Channels.newChannel(
-        jvm.java.io.ByteArrayInputStream(_ipc_bytes(data)))
-    batches = _converters(spark).getBatchesFromStream(channel)
-    jdf = _converters(spark).toDataFrame(batches, schema.json(), spark._jsparkSession)
+    channels, byte_stream = _channel_classes(spark)
+    channel = channels.newChannel(byte_stream(_ipc_bytes(data)))
+    converters = _converters(spark)
+    batches = converters.getBatchesFromStream(channel)
+    jdf = converters.toDataFrame(batches, schema.json(), spark._jsparkSession)
     df = DataFrame(jdf, spark)
     df._schema = schema
     return df

@@ -1,0 +1,146 @@
+"""Reads and change feeds of small tables on the driver path (sqlext.engine.local.read) against
+the Spark scan: the same rows and schema at every version with ``spark.sqlext.execution.local``
+``force`` and ``off`` (partitioned, column-mapped, deletion-vector, widened-type tables, change
+feeds of inserts, updates and deletes); a small time-travel SELECT, a small change feed and
+DESCRIBE HISTORY run no Spark job; a read over ``localMaxBytes`` scans."""
+
+from __future__ import annotations
+
+import pytest
+
+import sqlext
+from sqlext.engine.local import policy
+from sqlext.log.table import DeltaLog
+from tests.support import assert_same_rows
+from tests.support.spark import jobs_run, spark_conf
+
+TABLES = {
+    "plain": ("(id BIGINT, s STRING, v DOUBLE)", "", ""),
+    "partitioned": ("(id BIGINT, s STRING, v DOUBLE)", "PARTITIONED BY (s)", ""),
+    "column mapping name": ("(id BIGINT, s STRING, v DOUBLE)", "PARTITIONED BY (s)",
+                            "'delta.columnMapping.mode' = 'name'"),
+    "deletion vectors": ("(id BIGINT, s STRING, v DOUBLE)", "",
+                         "'delta.enableDeletionVectors' = 'true'"),
+    "widened": ("(id INT, s STRING, v FLOAT)", "", "'delta.enableTypeWidening' = 'true'"),
+}
+
+
+def _build(spark, path, kind: str) -> str:
+    """A table of ``kind`` with five versions: inserts, a DELETE, an UPDATE, a schema change
+    (RENAME COLUMN under column mapping, a widening, else an added column) and an insert after
+    it. Returns its SQL name."""
+    columns, parts, props = TABLES[kind]
+    cdf = "'delta.enableChangeDataFeed' = 'true'"
+    name = f"delta.`{path}`"
+    with spark_conf(spark, {policy.MODE_CONF: "off"}):
+        sqlext.sql(spark, f"CREATE TABLE {name} {columns} USING delta {parts} "
+                          f"TBLPROPERTIES ({', '.join(p for p in (cdf, props) if p)})")
+        sqlext.sql(spark, f"INSERT INTO {name} SELECT id, CAST(id % 3 AS STRING), id / 4 "
+                          "FROM range(12)")
+        sqlext.sql(spark, f"INSERT INTO {name} VALUES (100, 'x', NULL), (101, NULL, 2.5)")
+        sqlext.sql(spark, f"DELETE FROM {name} WHERE id IN (2, 7)")
+        sqlext.sql(spark, f"UPDATE {name} SET v = -1 WHERE id = 4")
+        if kind.startswith("column mapping"):
+            sqlext.sql(spark, f"ALTER TABLE {name} RENAME COLUMN v TO w")
+        elif kind == "widened":
+            sqlext.sql(spark, f"ALTER TABLE {name} ALTER COLUMN id TYPE BIGINT")
+            sqlext.sql(spark, f"ALTER TABLE {name} ALTER COLUMN v TYPE DOUBLE")
+        else:
+            sqlext.sql(spark, f"ALTER TABLE {name} ADD COLUMNS (extra STRING)")
+        sqlext.sql(spark, f"INSERT INTO {name} (id, s) VALUES ({2 ** 40}, 'big')")
+    return name
+
+
+def _both(spark, fn):
+    """``fn()`` collected on the driver path and on the scan: (rows, schema) of each."""
+    out = {}
+    for mode in ("force", "off"):
+        with spark_conf(spark, {policy.MODE_CONF: mode}):
+            df = fn()
+            out[mode] = (df.toArrow(), df.schema)
+    return out["force"], out["off"]
+
+
+@pytest.mark.parametrize("kind", list(TABLES))
+def test_reads_match_the_scan_at_every_version(spark, tmp_path, kind):
+    path = tmp_path / "t"
+    name = _build(spark, path, kind)
+    latest = DeltaLog(str(path)).snapshot().version
+    if kind == "deletion vectors":
+        assert any(f.deletion_vector for f in DeltaLog(str(path)).snapshot().files)
+    for version in range(1, latest + 1):
+        (local, local_schema), (scanned, scan_schema) = _both(
+            spark, lambda: sqlext.read(spark, str(path), versionAsOf=version))
+        assert local_schema == scan_schema, (kind, version)
+        assert local.num_rows > 0
+        assert_same_rows(local, scanned, sort_by=["id"])
+    (local, local_schema), (scanned, scan_schema) = _both(
+        spark, lambda: sqlext.sql(spark, f"SELECT * FROM {name} VERSION AS OF 3 WHERE id > 3"))
+    assert local_schema == scan_schema
+    assert local.num_rows == scanned.num_rows > 0
+    assert_same_rows(local, scanned, sort_by=["id"])
+
+
+@pytest.mark.parametrize("kind", ["plain", "partitioned", "column mapping name",
+                                  "deletion vectors"])
+def test_change_feed_matches_the_scan(spark, tmp_path, kind):
+    path = tmp_path / "t"
+    _build(spark, path, kind)
+    end = DeltaLog(str(path)).snapshot().version
+    for start, stop in ((0, 4), (2, 4), (3, 3), (5, end)):
+        (local, local_schema), (scanned, scan_schema) = _both(
+            spark, lambda: sqlext.sql(spark, f"SELECT * FROM table_changes_by_path("
+                                             f"'{path}', {start}, {stop})"))
+        assert local_schema == scan_schema, (kind, start, stop)
+        assert local.num_rows == scanned.num_rows > 0
+        assert_same_rows(local, scanned, sort_by=["id", "_commit_version", "_change_type"])
+
+
+def test_small_time_travel_select_change_feed_and_history_run_no_job(spark, tmp_path):
+    path = tmp_path / "t"
+    name = _build(spark, path, "partitioned")
+    with spark_conf(spark, {policy.MODE_CONF: "auto"}):
+        rows, jobs = jobs_run(spark, lambda: sqlext.sql(
+            spark, f"SELECT id, v * 2 AS w FROM {name} VERSION AS OF 2 WHERE id > 5").collect())
+        assert sorted(r.id for r in rows) == [6, 7, 8, 9, 10, 11, 100, 101]
+        assert jobs == 0
+        rows, jobs = jobs_run(spark, lambda: sqlext.sql(
+            spark, f"SELECT * FROM table_changes_by_path('{path}', 3, 4)").collect())
+        assert sorted((r.id, r._change_type) for r in rows) == [
+            (2, "delete"), (4, "update_postimage"), (4, "update_preimage"), (7, "delete")]
+        assert jobs == 0
+        rows, jobs = jobs_run(spark, lambda: sqlext.sql(
+            spark, f"DESCRIBE HISTORY {name}").collect())
+        assert [r.version for r in rows][:2] == [6, 5]
+        assert jobs == 0
+        rows, jobs = jobs_run(spark, lambda: sqlext.sql(
+            spark, f"DESCRIBE DETAIL {name}").collect())
+        assert rows[0].partitionColumns == ["s"] and rows[0].numFiles > 0
+        assert jobs == 0
+
+
+def _maps_as_dicts(table) -> list[dict]:
+    """Rows with map values as dicts (the order of a map's entries is no part of its value)."""
+    return [{k: dict(v) if isinstance(v, list) and v and isinstance(v[0], tuple) else v
+             for k, v in row.items()} for row in table.to_pylist()]
+
+
+def test_history_and_detail_match_create_data_frame(spark, tmp_path):
+    path = tmp_path / "t"
+    name = _build(spark, path, "partitioned")
+    for statement in (f"DESCRIBE HISTORY {name}", f"DESCRIBE DETAIL {name}"):
+        (local, local_schema), (created, created_schema) = _both(
+            spark, lambda: sqlext.sql(spark, statement))
+        assert local_schema == created_schema
+        assert _maps_as_dicts(local) == _maps_as_dicts(created)
+        assert local.num_rows > 0
+
+
+def test_a_read_over_the_size_limit_scans(spark, tmp_path):
+    path = tmp_path / "t"
+    name = _build(spark, path, "plain")
+    with spark_conf(spark, {policy.MODE_CONF: "auto", policy.MAX_BYTES_CONF: "10"}):
+        rows, jobs = jobs_run(spark, lambda: sqlext.sql(
+            spark, f"SELECT id FROM {name} VERSION AS OF 2").collect())
+    assert len(rows) == 14
+    assert jobs >= 1
