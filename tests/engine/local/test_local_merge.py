@@ -165,3 +165,11 @@ def test_unlike_key_types_are_left_to_spark(spark):
     schema = T.StructType([T.StructField("k", T.StringType())])
     assert key_pairs([KeyPair("k", None)], schema, pa.table({"k": ["1"]}), [T.LongType()],
                      pa.table({"k": [1]})) is None
+
+
+def test_inserts_no_target_file_can_match_run_no_job(spark, tmp_path):
+    """Source keys outside every file's range: no candidate file; the inserts are computed over
+    the source's local relation and written on the driver."""
+    _run_both(spark, tmp_path, lambda path: _merge(
+        path, "(500, 1, 'x', 5), (501, 2, 'y', NULL)",
+        "WHEN MATCHED THEN UPDATE SET v = s.v WHEN NOT MATCHED THEN INSERT *"))
