@@ -7,6 +7,7 @@ drop: tests/deltaspark/test_deltaspark_streaming_schema_tracking.py."""
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -24,6 +25,28 @@ def test_checkpoint_hash_is_java_string_hash_code():
     # delta-spark 4.4 named ckpt_-177171769 for this path (measured)
     assert checkpoint_hash("file:/tmp/h8/probe/ck/sources/0") == -177171769
     assert checkpoint_hash("") == 0
+
+
+def test_widened_types_match_columns_by_mapping_id_else_name():
+    from sqlext.engine.streaming.schema_changes import widened_types
+
+    def schema(*fields):
+        return json.dumps({"type": "struct", "fields": [
+            {"name": n, "type": t, "nullable": True, "metadata": m} for n, t, m in fields]})
+    before = schema(("id", "integer", {}), ("d", "decimal(5,2)", {}),
+                    ("s", {"type": "struct", "fields": [
+                        {"name": "f", "type": "short", "nullable": True, "metadata": {}}]}, {}))
+    after = schema(("id", "long", {}), ("d", "decimal(7,2)", {}),
+                   ("s", {"type": "struct", "fields": [
+                       {"name": "f", "type": "integer", "nullable": True, "metadata": {}}]}, {}))
+    assert widened_types(before, after) == [(("id",), "INT", "BIGINT"),
+                                            (("d",), "DECIMAL(5,2)", "DECIMAL(7,2)"),
+                                            (("s", "f"), "SMALLINT", "INT")]
+    assert widened_types(before, before) == []
+    # column mapping: a renamed column is the same column (its id), its new type a widening
+    mapped = schema(("a", "integer", {"delta.columnMapping.id": 1}))
+    renamed = schema(("b", "long", {"delta.columnMapping.id": 1}))
+    assert widened_types(mapped, renamed) == [(("a",), "INT", "BIGINT")]
 
 
 def _run(spark, table, ck, **options):

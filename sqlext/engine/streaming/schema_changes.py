@@ -98,3 +98,31 @@ def column_paths(schema: dict, prefix: tuple = ()) -> dict:
         if isinstance(kind, dict) and kind.get("type") == "struct":
             out.update(column_paths(kind, path))
     return out
+
+
+def widened_types(before: str, after: str) -> list[tuple[tuple, str, str]]:
+    """(name path, old type, new type) of each column of schema JSON ``before`` whose type
+    ``after`` changes (a type widening), columns matched by column mapping id when they have
+    one, else by name path; types in SQL (``INT``, ``BIGINT``, ``DECIMAL(12,2)``)."""
+    old, new = _leaf_types(json.loads(before)), _leaf_types(json.loads(after))
+    return [(path, _sql_type(kind), _sql_type(new[key][1])) for key, (path, kind) in old.items()
+            if key in new and new[key][1] != kind]
+
+
+def _leaf_types(schema: dict, prefix: tuple = ()) -> dict:
+    """Column key (mapping id, else name path) -> (name path, type JSON) of each primitive
+    column of a schema's JSON, nested struct fields included."""
+    out: dict = {}
+    for field in schema.get("fields", []):
+        path = prefix + (field["name"].lower(),)
+        kind = field["type"]
+        if isinstance(kind, dict) and kind.get("type") == "struct":
+            out.update(_leaf_types(kind, path))
+        elif not isinstance(kind, dict):
+            key = field.get("metadata", {}).get(ID_KEY, path)
+            out[key] = (path, kind)
+    return out
+
+
+def _sql_type(kind: str) -> str:
+    return T._parse_datatype_json_value(kind).simpleString().upper()

@@ -10,22 +10,25 @@ The log lives in ``<schemaTrackingLocation>/_schema_log_<table id>``; entry ``N`
 What the stream does with it (:class:`SchemaTracking`, used by :mod:`.source`):
 
 - the first batch writes entry 0, the metadata at the version the stream starts from;
-- a commit changing the schema, the partition columns or a ``delta.*`` table setting ends the
-  batch before it (offset index :data:`METADATA_CHANGE_INDEX`, then
+- a commit changing the schema, the partition columns, a ``delta.*`` table setting or the
+  protocol ends the batch before it (offset index :data:`METADATA_CHANGE_INDEX`, then
   :data:`POST_METADATA_CHANGE_INDEX`); once that batch is done the new metadata is written to
   the log and the stream stops with ``DELTA_STREAMING_METADATA_EVOLUTION``;
-- restarted, the stream reads the new schema, but a rename or drop between the last two entries
-  stops it with ``DELTA_STREAMING_CANNOT_CONTINUE_PROCESSING_POST_SCHEMA_EVOLUTION`` until the
-  user allows it: reader option ``allowSourceColumnRename`` / ``allowSourceColumnDrop``
-  (``always`` or the change's version), or Spark setting
+- restarted, the stream first merges the commits right after the latest entry that change only
+  metadata or protocol (no data) into one entry replacing it (``previousMetadataSeqNum``: the
+  entry before), so consecutive schema changes stop the stream once, as delta-spark's
+  ``mergeConsecutiveSchemaChanges``; it reads the new schema, but a rename, drop or widened
+  type between the last two entries stops it with
+  ``DELTA_STREAMING_CANNOT_CONTINUE_PROCESSING_POST_SCHEMA_EVOLUTION`` until the user allows
+  it: reader option ``allowSourceColumnRename`` / ``allowSourceColumnDrop`` /
+  ``allowSourceColumnTypeChange`` (``always`` or the change's version), or Spark setting
   ``spark.databricks.delta.streaming.allowSourceColumnRename`` / ``...Drop`` /
-  ``...RenameAndDrop`` (``always``), or the same with ``.ckpt_<hash>`` (``always`` or the
-  version) for this stream only.
+  ``...RenameAndDrop`` / ``...TypeChange`` (``always``), or the same with ``.ckpt_<hash>``
+  (``always`` or the version) for this stream only.
 
 Differences from delta-spark: ``<hash>`` is the Java ``hashCode`` of the schema tracking
-location (sqlext's source does not see the checkpoint's path), the log is not checked to be under
-the checkpoint, protocol-only changes do not stop the stream, and consecutive schema changes
-stop it once each (delta-spark merges commits that only change metadata).
+location (sqlext's source does not see the checkpoint's path), and the log is not checked to be
+under the checkpoint.
 """
 
 from __future__ import annotations
@@ -33,9 +36,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from sqlext.engine.streaming.schema_changes import column_paths
+from sqlext.engine.streaming.schema_changes import column_paths, widened_types
 from sqlext.errors import SqlextError, UnsupportedOperationError
-from sqlext.log.actions import Metadata, Protocol
+from sqlext.log.actions import AddCDCFile, AddFile, Metadata, Protocol, RemoveFile
 from sqlext.log.storage import normalize_location, qualified_path, store_for
 from sqlext.engine.io.python_source import logical_schema
 
@@ -48,6 +51,7 @@ SETTINGS_OPTION = "sqlext.allowSourceColumnSettings"
 CONF_PREFIX = "spark.databricks.delta.streaming."
 RENAME, DROP, RENAME_AND_DROP = ("allowSourceColumnRename", "allowSourceColumnDrop",
                                  "allowSourceColumnRenameAndDrop")
+TYPE_CHANGE = "allowSourceColumnTypeChange"
 
 
 def tracking_location(options: dict) -> str | None:
@@ -76,7 +80,7 @@ def session_settings(get_conf, options: dict) -> dict:
         return {}
     suffix = f".ckpt_{checkpoint_hash(qualified_path(location))}"
     found = {}
-    for name in (RENAME, DROP, RENAME_AND_DROP):
+    for name in (RENAME, DROP, RENAME_AND_DROP, TYPE_CHANGE):
         for key in (CONF_PREFIX + name, CONF_PREFIX + name + suffix):
             value = get_conf(key)
             if value is not None:
@@ -133,6 +137,11 @@ class Entry:
                 or json.loads(other.partition_schema_json)
                 != json.loads(self.partition_schema_json)
                 or _delta_settings(other.configuration) != _delta_settings(self.configuration))
+
+    def protocol_differs(self, protocol: Protocol) -> bool:
+        """Whether ``protocol`` is not this entry's (versions and features)."""
+        return _protocol_key(json.dumps({"protocol": protocol.to_dict()})) \
+            != _protocol_key(self.protocol_json)
 
     def metadata(self, base: Metadata) -> Metadata:
         """``base`` (the table's metadata) with this entry's schema and settings."""
@@ -222,7 +231,8 @@ class SchemaTracking:
         after = column_paths(json.loads(self.current.schema_json))
         renamed = [(p, after[i]) for i, p in before.items() if i in after and after[i] != p]
         dropped = [p for i, p in before.items() if i not in after]
-        if not renamed and not dropped:
+        widened = widened_types(self.previous.schema_json, self.current.schema_json)
+        if not renamed and not dropped and not widened:
             return
         version, ckpt = self.current.version, checkpoint_hash(self.source_path)
         settings = json.loads(str(self.options.get(SETTINGS_OPTION.lower()) or "{}"))
@@ -239,8 +249,9 @@ class SchemaTracking:
             return False
 
         if (renamed and not allowed(RENAME, (RENAME, RENAME_AND_DROP))) \
-                or (dropped and not allowed(DROP, (DROP, RENAME_AND_DROP))):
-            raise _cannot_continue(self, renamed, dropped, ckpt)
+                or (dropped and not allowed(DROP, (DROP, RENAME_AND_DROP))) \
+                or (widened and not allowed(TYPE_CHANGE, (TYPE_CHANGE,))):
+            raise _cannot_continue(self, renamed, dropped, widened, ckpt)
 
     def initialize(self, version: int, metadata: Metadata, protocol: Protocol,
                    read: Metadata) -> None:
@@ -252,11 +263,44 @@ class SchemaTracking:
         if Entry.of(self.log.table_id, version, read, protocol, "").differs(metadata):
             raise evolution_error(entry, self.log.table)
 
-    def is_change(self, version: int, metadata: Metadata | None) -> bool:
-        """Whether commit ``version``'s ``metadata`` (None: it has none) is a change the
-        stream has not tracked yet."""
-        return (metadata is not None and self.current is not None
-                and version > self.current.version and self.current.differs(metadata))
+    def is_change(self, version: int, metadata: Metadata | None,
+                  protocol: Protocol | None = None) -> bool:
+        """Whether commit ``version``'s ``metadata`` or ``protocol`` (None: it has none) is a
+        change the stream has not tracked yet."""
+        if self.current is None or version <= self.current.version:
+            return False
+        return ((metadata is not None and self.current.differs(metadata))
+                or (protocol is not None and self.current.protocol_differs(protocol)))
+
+    def merge_consecutive(self, log) -> None:
+        """delta-spark's merge of consecutive schema changes at a restart: when the commits
+        right after the latest entry's version change only metadata or protocol, the last one's
+        metadata and protocol replace that entry (a new entry whose previous is the one before
+        it), so the stream stops once for all of them. ``log``: the table's
+        :class:`sqlext.log.table.DeltaLog`. The first entry (where the stream started) is
+        never replaced."""
+        if self.current is None or self.sequence < 1:
+            return
+        last, version = None, self.current.version + 1
+        latest = log.latest_version()
+        while latest is not None and version <= latest:
+            actions = log.read_commit(version)
+            if any(isinstance(a, (AddFile, RemoveFile, AddCDCFile)) for a in actions) \
+                    or not any(isinstance(a, (Metadata, Protocol)) for a in actions):
+                break
+            last, version = version, version + 1
+        if last is None:
+            return
+        snapshot = log.snapshot(last)
+        if not self.is_change(last, snapshot.metadata, snapshot.protocol):
+            return
+        entry = Entry.of(self.log.table_id, last, snapshot.metadata, snapshot.protocol,
+                         self.source_path)
+        entry.previous_seq = (self.current.previous_seq if self.current.previous_seq is not None
+                              else self.sequence - 1)
+        self.log.append(entry, self.sequence + 1)
+        self.previous = self.log.entries()[entry.previous_seq]
+        self.sequence, self.current = self.sequence + 1, entry
 
     def evolve(self, version: int, metadata: Metadata, protocol: Protocol) -> None:
         """Record commit ``version``'s metadata as the next entry and stop the stream."""
@@ -297,18 +341,26 @@ def evolution_error(entry: Entry, table: str) -> SqlextError:
         version=entry.version)
 
 
-def _cannot_continue(tracking: SchemaTracking, renamed, dropped, ckpt: int) -> SqlextError:
+def _cannot_continue(tracking: SchemaTracking, renamed, dropped, widened,
+                     ckpt: int) -> SqlextError:
     """delta-spark's ``DELTA_STREAMING_CANNOT_CONTINUE_PROCESSING_POST_SCHEMA_EVOLUTION``."""
-    name = {(True, False): "RENAME COLUMN", (False, True): "DROP COLUMN"}.get(
-        (bool(renamed), bool(dropped)), "RENAME AND DROP COLUMN")
+    name = {(True, False): "RENAME COLUMN", (False, True): "DROP COLUMN",
+            (False, False): ""}.get((bool(renamed), bool(dropped)), "RENAME AND DROP COLUMN")
+    if widened:
+        name = f"{name} AND TYPE WIDENING" if name else "TYPE WIDENING"
     details = ""
     if renamed:
         details += "Columns renamed:\n" + "\n".join(
             f"'{'.'.join(a)}' -> '{'.'.join(b)}'" for a, b in renamed) + "\n"
     if dropped:
         details += "Columns dropped:\n" + ", ".join(f"'{'.'.join(p)}'" for p in dropped) + "\n"
+    if widened:
+        details += "Columns with widened types:\n" + "\n".join(
+            f"'{'.'.join(p)}': {a} -> {b}" for p, a, b in widened) + "\n"
     options = [o for o, on in ((RENAME, renamed), (DROP, dropped)) if on]
-    confs = [RENAME_AND_DROP] if renamed and dropped else options
+    confs = [RENAME_AND_DROP] if renamed and dropped else list(options)
+    options += [TYPE_CHANGE] if widened else []
+    confs += [TYPE_CHANGE] if widened else []
     start, end = tracking.previous.version, tracking.current.version
     text = (f"[DELTA_STREAMING_CANNOT_CONTINUE_PROCESSING_POST_SCHEMA_EVOLUTION] We've detected "
             f"one or more non-additive schema change(s) ({name}) between Delta version {start} "
@@ -337,6 +389,13 @@ def _cannot_continue(tracking: SchemaTracking, renamed, dropped, ckpt: int) -> S
 
 def _features(features) -> str:
     return "None" if features is None else "[" + ",".join(sorted(features)) + "]"
+
+
+def _protocol_key(protocol_json: str) -> tuple:
+    """A protocol's JSON (``{"protocol": {...}}``) as a comparable value: features unordered."""
+    p = json.loads(protocol_json).get("protocol", {})
+    return (p.get("minReaderVersion"), p.get("minWriterVersion"),
+            sorted(p.get("readerFeatures") or []), sorted(p.get("writerFeatures") or []))
 
 
 def _delta_settings(configuration: dict) -> dict:

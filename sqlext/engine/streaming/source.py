@@ -60,7 +60,7 @@ from sqlext.engine.streaming.schema_log import (METADATA_CHANGE_INDEX, POST_META
                                                 require_tracking_support, tracking_location)
 from sqlext.errors import (IllegalArgumentError, SqlextError, UnsupportedOperationError,
                            VersionNotFoundException)
-from sqlext.log.actions import AddFile, Metadata, RemoveFile
+from sqlext.log.actions import AddFile, Metadata, Protocol, RemoveFile
 from sqlext.log.column_mapping import ColumnMapping, mapping_mode
 from sqlext.log.table import DeltaLog
 from sqlext.engine.io.python_source import DeltaFile, logical_schema, read_delta_file
@@ -360,9 +360,9 @@ class DeltaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         version = end["reservoirVersion"]
         if self.tracking is not None \
                 and end["index"] in (METADATA_CHANGE_INDEX, POST_METADATA_CHANGE_INDEX):
-            metadata = self._commit_metadata(version)
-            if self.tracking.is_change(version, metadata):
-                self.tracking.evolve(version, metadata, self._log().snapshot(version).protocol)
+            if self.tracking.is_change(version, *self._commit_change(version)):
+                snapshot = self._log().snapshot(version)
+                self.tracking.evolve(version, snapshot.metadata, snapshot.protocol)
         for v in [v for v in self._adds if v < version]:
             del self._adds[v]
 
@@ -411,14 +411,16 @@ class DeltaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         if index == METADATA_CHANGE_INDEX:
             return self.offset(version, POST_METADATA_CHANGE_INDEX, False)
         if index == POST_METADATA_CHANGE_INDEX \
-                and self.tracking.is_change(version, self._commit_metadata(version)):
+                and self.tracking.is_change(version, *self._commit_change(version)):
             return start
         return None
 
-    def _commit_metadata(self, version: int) -> Metadata | None:
-        """The ``metaData`` action of commit ``version`` (None: it has none)."""
-        found = [a for a in self._log().read_commit(version) if isinstance(a, Metadata)]
-        return found[-1] if found else None
+    def _commit_change(self, version: int) -> tuple[Metadata | None, Protocol | None]:
+        """The ``metaData`` and ``protocol`` actions of commit ``version`` (None: it has
+        none)."""
+        actions = self._log().read_commit(version)
+        found = [[a for a in actions if isinstance(a, kind)] for kind in (Metadata, Protocol)]
+        return found[0][-1] if found[0] else None, found[1][-1] if found[1] else None
 
     # -- the log ---------------------------------------------------------------------------
 
@@ -469,7 +471,7 @@ class DeltaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             first_commit = version + 1
         for v in range(first_commit, last_version + 1):
             if self.tracking is not None and (v, METADATA_CHANGE_INDEX) > (version, index) \
-                    and self.tracking.is_change(v, self._commit_metadata(v)):
+                    and self.tracking.is_change(v, *self._commit_change(v)):
                 yield v, METADATA_CHANGE_INDEX, False, None     # the batch ends here
                 return
             for i, f in enumerate(self._commit_adds(v)):
@@ -575,11 +577,15 @@ def _timestamp_ms(value, time_zone: str = "UTC") -> int:
 
 
 def _tracking(options: dict, location: str, table_id: str) -> SchemaTracking | None:
-    """The stream's schema log (``schemaTrackingLocation`` in lower-cased ``options``)."""
+    """The stream's schema log (``schemaTrackingLocation`` in lower-cased ``options``), with
+    the metadata-only commits after its latest entry merged into it
+    (:meth:`SchemaTracking.merge_consecutive`)."""
     root = tracking_location(options)
     if root is None:
         return None
-    return SchemaTracking(SchemaLog(root, table_id, location), options)
+    tracking = SchemaTracking(SchemaLog(root, table_id, location), options)
+    tracking.merge_consecutive(DeltaLog(location))
+    return tracking
 
 
 def _zone(name: str) -> _dt.tzinfo:
