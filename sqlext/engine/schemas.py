@@ -4,6 +4,7 @@ writes (what may be appended as is, cast up, merged in, or must be refused).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass
 
@@ -14,6 +15,7 @@ from pyspark.sql import types as T
 from sqlext.errors import SchemaMismatchError
 from sqlext.log import type_widening
 from sqlext.log.generated import GENERATION_EXPRESSION, IDENTITY_PREFIX
+from sqlext.log.widening_dependents import refuse_evolution_widening
 
 # data types a column may be cast up to silently when written (the table's type never changes)
 _UPCASTS = {
@@ -74,15 +76,94 @@ class WritePlan:
 
 
 def widened_field(field: T.StructField, data_type: T.DataType) -> T.StructField | None:
-    """``field`` widened to ``data_type`` with the change recorded in its metadata (type
-    widening's schema evolution), or None when Delta does not widen that way."""
-    old, new = field.dataType.jsonValue(), data_type.jsonValue()
-    if old == new or not (isinstance(old, str) and isinstance(new, str)
-                          and type_widening.is_supported(old, new)):
+    """``field`` widened to ``data_type`` with each change recorded in ``delta.typeChanges``
+    (type widening's schema evolution), or None when Delta widens nothing that way. Struct
+    fields widen one by one (each records its own change; fields only the table has stay);
+    an array element or map key / value records its change on ``field`` with its
+    ``fieldPath``, as delta-spark does."""
+    widened, changes = _widened_type(field.dataType, data_type, [])
+    if widened is None:
         return None
     recorded = {"metadata": dict(field.metadata or {})}
-    type_widening.record(recorded, old, new)
-    return T.StructField(field.name, data_type, field.nullable, recorded["metadata"])
+    for field_path, old, new in changes:
+        type_widening.record(recorded, old, new, field_path)
+    return T.StructField(field.name, widened, field.nullable, recorded["metadata"])
+
+
+def _widened_type(old: T.DataType, new: T.DataType, below: list[str]):
+    """(``old`` widened towards ``new`` or None, [(fieldPath, from, to)] to record on the
+    enclosing field)."""
+    if isinstance(old, T.StructType) and isinstance(new, T.StructType):
+        source = {f.name.lower(): f for f in new.fields}
+        fields = [widened_field(f, source[f.name.lower()].dataType)
+                  if f.name.lower() in source else None for f in old.fields]
+        if all(f is None for f in fields):
+            return None, []
+        return T.StructType([w or f for w, f in zip(fields, old.fields)]), []
+    if isinstance(old, T.ArrayType) and isinstance(new, T.ArrayType):
+        element, changes = _widened_type(old.elementType, new.elementType, below + ["element"])
+        return (T.ArrayType(element, old.containsNull) if element else None), changes
+    if isinstance(old, T.MapType) and isinstance(new, T.MapType):
+        key, key_changes = _widened_type(old.keyType, new.keyType, below + ["key"])
+        value, value_changes = _widened_type(old.valueType, new.valueType, below + ["value"])
+        if key is None and value is None:
+            return None, []
+        return (T.MapType(key or old.keyType, value or old.valueType, old.valueContainsNull),
+                key_changes + value_changes)
+    before, after = old.jsonValue(), new.jsonValue()
+    if before == after or not (isinstance(before, str) and isinstance(after, str)
+                               and type_widening.is_supported(before, after)):
+        return None, []
+    return new, [(".".join(below) or None, before, after)]
+
+
+def nested_type(data_type: T.DataType, path) -> T.DataType | None:
+    """The type of the struct field at ``path`` (names, case-insensitive) inside ``data_type``;
+    None when there is none."""
+    for name in path:
+        if not isinstance(data_type, T.StructType):
+            return None
+        data_type = next((f.dataType for f in data_type.fields
+                          if f.name.lower() == name.lower()), None)
+    return data_type
+
+
+def widened_at(field: T.StructField, path: list[str],
+               data_type: T.DataType | None) -> T.StructField:
+    """``field`` with its nested struct field at ``path`` (names below ``field``) widened to
+    ``data_type`` (see :func:`widened_field`); unchanged when there is no such field (or
+    ``data_type`` is None) or Delta
+    does not widen it that way (a MERGE assignment ``SET s.x = src.s.x``)."""
+    if data_type is None:
+        return field
+    if not path:
+        return widened_field(field, data_type) or field
+    if not isinstance(field.dataType, T.StructType):
+        return field
+    fields = [widened_at(f, path[1:], data_type) if f.name.lower() == path[0].lower() else f
+              for f in field.dataType.fields]
+    return T.StructField(field.name, T.StructType(fields), field.nullable, field.metadata)
+
+
+def widened_for_insert(snapshot, schema: T.StructType, source: T.StructType,
+                       targets: list[str], evolve: bool) -> T.StructType:
+    """The schema a SQL INSERT's values are cast to: with schema evolution on (``evolve``: the
+    session's ``spark.databricks.delta.schema.autoMerge.enabled``) and the table's type
+    widening, a column whose values (``source``, in the order of ``targets``) have a type Delta
+    widens it to keeps that type, so the write widens the column, as delta-spark's INSERT
+    does."""
+    if not (evolve and type_widening.enabled(snapshot.configuration)
+            and type_widening.supported(snapshot.protocol)):
+        return schema
+    given = {t.lower(): f.dataType for t, f in zip(targets, source.fields)}
+    return T.StructType([widened_at(f, [], given.get(f.name.lower())) for f in schema.fields])
+
+
+def refuse_dependent_widening(table: str, snapshot, new_schema: T.StructType) -> None:
+    """Refuse schema evolution that widens a column a CHECK constraint or a generated column
+    depends on (:mod:`sqlext.log.widening_dependents`), before anything is written."""
+    refuse_evolution_widening(table, snapshot.version, snapshot.metadata, dataclasses.replace(
+        snapshot.metadata, schema_string=new_schema.json()))
 
 
 def _merge_struct(table: T.StructType, data: T.StructType, merge: bool, where: str,

@@ -19,6 +19,7 @@ from sqlext.log.protocol import protocol_for_new_table, upgrade_for_configuratio
 from sqlext.log import row_tracking
 from sqlext.log.protocol_changes import check_feature_names, merged, split_protocol_properties
 from sqlext.log.transaction import now_ms
+from sqlext.log.widening_dependents import refuse_evolution_widening
 
 # Tables sqlext creates record their changes unless told otherwise.
 DEFAULT_NEW_TABLE_CONFIGURATION = {"delta.enableChangeDataFeed": "true"}
@@ -64,6 +65,8 @@ _NEW_TABLE_BASE = Protocol(1, 2)
 def stage_metadata(txn, metadata: Metadata) -> None:
     """Stage ``metadata`` on ``txn`` with the protocol it needs (see the module docstring)."""
     current = txn.snapshot.protocol if txn.snapshot is not None else None
+    if txn.snapshot is not None:
+        refuse_evolution_widening(txn.log.name, txn.read_version, txn.snapshot.metadata, metadata)
     conf, requested = split_protocol_properties(txn.log.name, txn.read_version,
                                                 metadata.configuration,
                                                 current or _NEW_TABLE_BASE)

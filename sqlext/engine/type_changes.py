@@ -12,6 +12,7 @@ is not true.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import json
 
@@ -25,12 +26,15 @@ from sqlext.log import type_widening
 from sqlext.log.protocol_changes import merged
 from sqlext.log.table_ref import TableRef
 from sqlext.log.table import DeltaLog
+from sqlext.log.widening_dependents import refuse_dependent_changes
 
 
 def change_column_type(spark: SparkSession, ref: TableRef, path: list[str],
-                       new_type: T.DataType) -> int:
+                       new_type: T.DataType, comment: str | None = None) -> int:
     """Widen the column or nested field at ``path`` (``["c"]``, ``["s", "x"]``,
-    ``["a", "element"]``, ``["m", "key"]``) to ``new_type``; return the version committed."""
+    ``["a", "element"]``, ``["m", "key"]``) to ``new_type``, and set its ``comment`` if given
+    (``CHANGE COLUMN c c BIGINT COMMENT '...'``: both in one commit, as delta-spark); return the
+    version committed."""
     log = DeltaLog(ref.location, name=ref.display)
     txn, snapshot = begin(log, None, "CHANGE COLUMN", removes_data=False)
     schema = json.loads(snapshot.metadata.schema_string)
@@ -48,6 +52,8 @@ def change_column_type(spark: SparkSession, ref: TableRef, path: list[str],
             error_class="NOT_SUPPORTED_CHANGE_COLUMN", message_parameters={
                 "table": ref.display, "originName": shown, "originType": _sql(old),
                 "newName": shown, "newType": new_type.simpleString().upper()}, **params)
+    if comment is not None:
+        field.setdefault("metadata", {})["comment"] = comment
     if old == new:
         return _commit(spark, txn, snapshot, schema, field)
     widening_on = (type_widening.enabled(snapshot.configuration)
@@ -65,7 +71,11 @@ def change_column_type(spark: SparkSession, ref: TableRef, path: list[str],
             error_class="DELTA_UNSUPPORTED_ALTER_TABLE_CHANGE_COL_OP",
             message_parameters={"fieldPath": shown, "oldField": _sql(old),
                                 "newField": new_type.simpleString().upper()}, **params)
+    before = copy.deepcopy(schema)
     holder[key] = new
+    refuse_dependent_changes(ref.display, snapshot.version, before, schema,
+                             snapshot.configuration, f"ALTER TABLE {ref.display} ALTER COLUMN "
+                             f"{shown} TYPE {new_type.simpleString()}")
     type_widening.record(field, old, new, field_path)
     if new == "timestamp_ntz":
         upgraded = merged(txn.new_protocol or snapshot.protocol, {"timestampNtz"})

@@ -19,7 +19,7 @@ from sqlext.engine import ddl
 from sqlext.engine.conditions import with_sql_text
 from sqlext.engine.io.storage_bridge import remove_tree
 from sqlext.engine.type_changes import change_column_type
-from sqlext.errors import (AnalysisException, TableNotFoundError,
+from sqlext.errors import (AnalysisException, ParseError, TableNotFoundError,
                            UnsupportedOperationError)
 from sqlext.sql import plan as P
 from sqlext.sql import splice
@@ -101,10 +101,15 @@ def plan_alter(resolver: Resolver, stmt: exp.Alter) -> P.Plan | None:
         return _plan(lambda: ddl.set_properties(spark, ref, props))
     if isinstance(action, exp.AlterRename):
         return _plan(lambda: _rename(resolver, table, ref, action.this))
-    if isinstance(action, exp.AlterColumn) and action.args.get("dtype") is not None \
-            and not action.args.get("comment"):
+    if isinstance(action, exp.AlterColumn) and action.args.get("dtype") is not None:
+        if stmt.args.get("options"):      # sqlglot takes `TYPE t COMMENT '...'` as a table option
+            raise ParseError(f"ALTER TABLE {text} ALTER COLUMN ... TYPE ... COMMENT: syntax error "
+                             "at or near 'COMMENT' (Spark's grammar has no such form; use CHANGE "
+                             "COLUMN c c type COMMENT '...'). The table is unchanged.", table=text)
         path, dtype = _type_change(spark, ref, action)
-        return _plan(lambda: change_column_type(spark, ref, path, dtype))
+        comment = action.args.get("comment")       # CHANGE COLUMN c c BIGINT COMMENT '...'
+        return _plan(lambda: change_column_type(spark, ref, path, dtype,
+                                                comment.name if comment else None))
     if isinstance(action, exp.AlterColumn) and action.args.get("comment") is not None:
         return _plan(lambda: _set_comment(spark, ref, action))
     if isinstance(action, exp.AlterColumn) and action.args.get("allow_null") is not None \

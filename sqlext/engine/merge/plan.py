@@ -37,7 +37,8 @@ from sqlext.engine.merge.clauses import (KIND_NAMES, MATCHED, NOT_MATCHED, NOT_M
                                          Clause)
 from sqlext.engine.generated import (computed_columns, refuse_explicit_identity,
                                      refuse_identity_update)
-from sqlext.engine.schemas import quote_identifier, spark_schema, widened_field, written_metadata
+from sqlext.engine.schemas import (nested_type, quote_identifier, refuse_dependent_widening,
+                                   spark_schema, widened_at, written_metadata)
 from sqlext.engine.session import is_connect
 from sqlext.errors import AnalysisException
 from sqlext.log import type_widening
@@ -193,6 +194,8 @@ class MergePlan:
         self._old = {f.name.lower(): f for f in self.old_schema.fields}
         self._src = {f.name.lower(): f for f in source.schema.fields}
         self.new_schema = self._evolve(clauses)
+        if self.new_schema != self.old_schema:
+            refuse_dependent_widening(table, snapshot, self.new_schema)
         self.target_frame = table_frame(spark, snapshot, self._target_ref)
         joined = self.target_frame.crossJoin(source)
         self.on = resolve_condition(joined, on, table, snapshot.version, f"{OPERATION} ON")
@@ -276,11 +279,13 @@ class MergePlan:
         if not (self.schema_evolution and source is not None and type_widening.enabled(conf)
                 and type_widening.supported(self.snapshot.protocol)):
             return field
-        sets = any(c.star or any(self._key_name(k).lower() == field.name.lower()
-                                 for k, _ in c.assignments or ())
-                   for c in clauses if c.action != "delete" and c.kind != NOT_MATCHED_BY_SOURCE)
-        widened = widened_field(field, source.dataType) if sets else None
-        return widened or field
+        setting = [c for c in clauses if c.action != "delete" and c.kind != NOT_MATCHED_BY_SOURCE]
+        if any(c.star for c in setting):
+            return widened_at(field, [], source.dataType)
+        for key in {tuple(self._key_parts(k)) for c in setting for k, _ in c.assignments or ()}:
+            if key[0].lower() == field.name.lower():     # SET s = src.s, SET s.x = src.s.x
+                field = widened_at(field, list(key[1:]), nested_type(source.dataType, key[1:]))
+        return field
 
     def _key_name(self, key: str) -> str:
         """A ``set``/``values`` key without the target alias and quotes (parts joined by dots
