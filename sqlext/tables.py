@@ -19,8 +19,7 @@ from sqlext.engine.ddl import TableDefinition
 from sqlext.engine.merge.clauses import (MATCHED, NOT_MATCHED, NOT_MATCHED_BY_SOURCE, Clause,
                                          checked_assignments, checked_condition)
 from sqlext.engine.read import resolve_snapshot
-from sqlext.engine.io.scan import scan
-from sqlext.engine.local.read import rows_frame
+from sqlext.engine.io.scan import local_frame, scan
 from sqlext.engine.session import prepare
 from sqlext.errors import AnalysisException, TableNotFoundError, UnsupportedOperationError
 from sqlext.log.generated import GENERATION_EXPRESSION, identity_metadata
@@ -184,7 +183,7 @@ class DeltaTable:
                          info.get("isolationLevel"), info.get("isBlindAppend"),
                          _str_map(info.get("operationMetrics")), info.get("userMetadata"),
                          info.get("engineInfo")))
-        return rows_frame(self._spark, rows, HISTORY_SCHEMA)
+        return local_frame(self._spark, rows, HISTORY_SCHEMA)
 
     def detail(self) -> DataFrame:
         """One row describing the table (format, location, files, size, properties, protocol)."""
@@ -197,7 +196,7 @@ class DeltaTable:
                len(snapshot.files_by_path), snapshot.size_in_bytes, snapshot.configuration,
                snapshot.protocol.min_reader_version, snapshot.protocol.min_writer_version,
                features)
-        return rows_frame(self._spark, [row], DETAIL_SCHEMA)
+        return local_frame(self._spark, [row], DETAIL_SCHEMA)
 
     def generate(self, mode: str) -> None:
         """Generate ``mode`` for the table, as delta-spark: ``symlink_format_manifest`` writes the

@@ -73,7 +73,9 @@ def assign(spark: SparkSession, source: DataFrame, schema: T.StructType, targets
         values[name.lower()] = value.cast(fields[name.lower()].dataType)
     # generated and identity columns not given stay out: the write computes them
     computed = {n.lower() for n in computed_columns(schema)}
-    columns = [values.get(f.name.lower(), F.lit(None).cast(f.dataType)).alias(f.name)
+    # a NULL is built only for a column not given (each Column costs py4j round trips)
+    columns = [(values[f.name.lower()] if f.name.lower() in values
+                else F.lit(None).cast(f.dataType)).alias(f.name)
                for f in schema.fields
                if f.name.lower() in values or f.name.lower() not in computed]
     return positional.select(*columns)

@@ -375,11 +375,18 @@ def marked_rows_table(log: DeltaLog, files: list[FileRead]):
 
 def local_frame(spark: SparkSession, rows: list[tuple], schema: T.StructType) -> DataFrame:
     """A small DataFrame of ``rows`` held in the plan itself (a local relation, passed through
-    Arrow) rather than an RDD of pickled Python rows, as ``createDataFrame`` of a list makes."""
+    Arrow) rather than an RDD of pickled Python rows, as ``createDataFrame`` of a list makes.
+    Map values may be dicts. On pyspark 4.3 and later the Arrow rows are decoded in the JVM by
+    Spark's ``ArrowConverters`` (:func:`sqlext.engine.local.relation.frame_from_arrow`: a
+    few py4j round trips, where ``createDataFrame`` of Arrow makes about forty)."""
     import pyarrow as pa
+
+    from sqlext.engine.local import policy, relation
 
     table = pa.Table.from_pylist([dict(zip(schema.names, r)) for r in rows],
                                  schema=arrow_schema(schema))
+    if policy.AVAILABLE:
+        return relation.frame_from_arrow(spark, table, schema)
     return spark.createDataFrame(table)
 
 

@@ -29,7 +29,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as T
 
 from sqlext.engine.io.mapped_scan import logical_type
-from sqlext.engine.io.scan import arrow_schema, scan
+from sqlext.engine.io.scan import scan
 from sqlext.engine.local import policy
 from sqlext.engine.local.relation import frame_from_arrow
 from sqlext.engine.schemas import spark_schema
@@ -50,21 +50,6 @@ def read_schema(schema: T.StructType) -> T.StructType:
     for key in ("nullable", "containsNull", "valueContainsNull"):
         text = text.replace(f'"{key}":false', f'"{key}":true')
     return T.StructType.fromJson(json.loads(text))
-
-
-def rows_frame(spark: SparkSession, rows: list[tuple], schema: T.StructType) -> DataFrame:
-    """``spark.createDataFrame(rows, schema)`` for rows already on the driver (a table's
-    history, its detail), as a local relation: collecting it runs no Spark job, where
-    ``createDataFrame`` of a list runs one. Top-level map values are given as dicts. Spark
-    Connect sessions, older pyspark lines and ``spark.sqlext.execution.local=off`` use
-    ``createDataFrame``."""
-    if is_connect(spark) or policy.mode(spark) == "off":
-        return spark.createDataFrame(rows, schema)
-    target = arrow_schema(schema)
-    columns = list(zip(*rows)) if rows else [() for _ in schema.fields]
-    arrays = [pa.array([list(v.items()) if isinstance(v, dict) else v for v in values],
-                       type=field.type) for values, field in zip(columns, target)]
-    return frame_from_arrow(spark, pa.Table.from_arrays(arrays, schema=target), schema)
 
 
 def _small(spark: SparkSession, metadata: Metadata, sizes: list[int], where: str) -> bool:
