@@ -54,17 +54,26 @@ public class SqlextOneLineErrors implements InvocationHandler {
     if (result instanceof TGetOperationStatusResp) {
       TGetOperationStatusResp status = (TGetOperationStatusResp) result;
       if (status.isSetErrorMessage()) {
-        status.setErrorMessage(firstLine(status.getErrorMessage()));
+        status.setErrorMessage(oneLine(status.getErrorMessage()));
       }
     }
     return result;
   }
 
-  public static String firstLine(String text) {
-    String line = text.trim();
-    int end = line.indexOf('\\n');
-    if (end >= 0) line = line.substring(0, end).trim();
-    return line.startsWith(PREFIX) ? line.substring(PREFIX.length()) : line;
+  /** The message's own lines (up to the first stack frame or blank line) joined as one line,
+      without the exception's class name. */
+  public static String oneLine(String text) {
+    StringBuilder line = new StringBuilder();
+    String[] lines = text.split("\\r?\\n");
+    for (int i = 0; i < lines.length; i++) {
+      String part = lines[i].trim();
+      if (lines[i].startsWith("\\tat ") || (part.length() == 0 && line.length() > 0)) break;
+      if (part.length() == 0) continue;
+      if (line.length() > 0) line.append(' ');
+      line.append(part);
+    }
+    String joined = line.toString();
+    return joined.startsWith(PREFIX) ? joined.substring(PREFIX.length()) : joined;
   }
 
   /** Proxy the binary Thrift service of a started server; the reason when it cannot. */
@@ -94,27 +103,39 @@ public class SqlextOneLineErrors implements InvocationHandler {
 """
 
 
-def handler_class(jvm):
-    """The handler class compiled in ``jvm`` (a py4j gateway's ``jvm``) by Spark's Janino."""
-    compiler = jvm.org.codehaus.janino.SimpleCompiler()
-    compiler.setParentClassLoader(jvm.java.lang.Thread.currentThread().getContextClassLoader())
-    compiler.cook(HANDLER_SOURCE)
-    return compiler.getClassLoader().loadClass(HANDLER_CLASS)
+class OneLineErrors:
+    """The handler compiled in ``spark``'s JVM (by Spark's Janino) before the server starts, so
+    that :meth:`install` right after the start leaves the least time to connections that would
+    keep Spark's text (Spark's server gives each connection its processor when it opens)."""
 
+    def __init__(self, spark):
+        self.gateway = spark.sparkContext._gateway
+        self.problem: str | None = None
+        self.handler = self.install_method = None
+        jvm = self.gateway.jvm
+        try:
+            compiler = jvm.org.codehaus.janino.SimpleCompiler()
+            compiler.setParentClassLoader(jvm.java.lang.Thread.currentThread()
+                                          .getContextClassLoader())
+            compiler.cook(HANDLER_SOURCE)
+            self.handler = compiler.getClassLoader().loadClass(HANDLER_CLASS)
+            self.install_method = self.method("install")
+        except Exception as exc:  # noqa: BLE001 - any JVM error: Spark's text stays
+            self.problem = f"cannot compile the error handler: {str(exc).splitlines()[0][:300]}"
 
-def one_line_errors(spark, server) -> str | None:
-    """Make the started Thrift ``server`` (``HiveThriftServer2`` on ``spark``'s JVM) answer a
-    failed statement's status with one line; None when done, else why it was not (the server
-    then answers as Spark does)."""
-    gateway = spark.sparkContext._gateway
-    try:
-        install = next(m for m in handler_class(gateway.jvm).getMethods()
-                       if m.getName() == "install")
-    except Exception as exc:  # noqa: BLE001 - any JVM error: Spark's text stays
-        return f"cannot compile the error handler: {str(exc).splitlines()[0][:300]}"
-    args = gateway.new_array(gateway.jvm.java.lang.Object, 1)
-    args[0] = server
-    try:
-        return install.invoke(None, args)
-    except Exception as exc:  # noqa: BLE001 - Spark's internals changed: Spark's text stays
-        return f"cannot install the error handler: {str(exc).splitlines()[0][:300]}"
+    def method(self, name: str):
+        """The handler's public static method ``name`` (a ``java.lang.reflect.Method``)."""
+        return next(m for m in self.handler.getMethods() if m.getName() == name)
+
+    def install(self, server) -> str | None:
+        """Make the started Thrift ``server`` (``HiveThriftServer2``) answer a failed
+        statement's status with one line; None when done, else why not (the server then
+        answers as Spark does)."""
+        if self.problem:
+            return self.problem
+        args = self.gateway.new_array(self.gateway.jvm.java.lang.Object, 1)
+        args[0] = server
+        try:
+            return self.install_method.invoke(None, args)
+        except Exception as exc:  # noqa: BLE001 - Spark's internals changed: Spark's text stays
+            return f"cannot install the error handler: {str(exc).splitlines()[0][:300]}"

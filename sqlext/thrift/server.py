@@ -21,6 +21,8 @@ Writes over JDBC are refused: an entry's data source is named after the table as
 it (:func:`sqlext.thrift.source.source_name`), which is the name Spark's DELETE and TRUNCATE
 errors give, and its writer refuses INSERT naming the table; both say to change it with sqlext.
 So do UPDATE and MERGE, whose error Spark words from its resources (:mod:`sqlext.thrift.messages`).
+A client sees each error as one line, without the Java stack Spark's server would add to it
+(:mod:`sqlext.thrift.one_line`); the server's log keeps the stack.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ import time
 
 from sqlext.errors import SqlextError
 from sqlext.thrift.messages import with_messages
-from sqlext.thrift.one_line import one_line_errors
+from sqlext.thrift.one_line import OneLineErrors
 
 DEFAULT_PORT = 10000
 DEFAULT_HOST = "127.0.0.1"
@@ -262,8 +264,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         mirror = CatalogMirror(spark, warehouse)
         made, _ = mirror.sync()
+        one_line = OneLineErrors(spark)
         server = start_server(spark)
-        unchanged = one_line_errors(spark, server)
+        unchanged = one_line.install(server)
         if unchanged:
             print(f"sqlext-thriftserver: errors over JDBC keep Spark's Java stack ({unchanged})",
                   file=sys.stderr, flush=True)

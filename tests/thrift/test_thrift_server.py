@@ -121,9 +121,9 @@ def test_changes_over_jdbc_fail_and_change_nothing(spark, server):
     version = sqlext.DeltaTable.forName(spark, f"{SCHEMA}.mapped").history(1).collect()[0][0]
     table = f"`{SCHEMA}`.`mapped`"
     read_only = f"{table} (a sqlext table, read-only here: change it with sqlext)"
-    # the client's first line names the table as the client knows it (Spark's Thrift server
-    # follows it with its own stack) and says to write with sqlext; UPDATE and MERGE in the
-    # words the server gives Spark's error (sqlext.thrift.messages)
+    # the client's line names the table as the client knows it and says to write with sqlext
+    # (one line: see the test of one-line errors below); UPDATE and MERGE in the words the
+    # server gives Spark's error (sqlext.thrift.messages)
     rewritten = "here: a sqlext table is read-only over JDBC (sqlext-thriftserver). Change it " \
                 "with sqlext"
     for statement, says in (
@@ -202,6 +202,9 @@ def test_errors_over_jdbc_are_one_line_and_the_server_log_keeps_the_stack(spark,
         message = jdbc_error(connection, "SELECT * FROM thrift_nowhere")
         assert_one_line(message)
         assert "[TABLE_OR_VIEW_NOT_FOUND]" in message and "`thrift_nowhere`" in message, message
+        message = jdbc_error(connection, "SELEC 1")   # Spark puts this message on line 2
+        assert_one_line(message)
+        assert "Syntax error at or near 'SELEC'" in message and "(line 1, pos 0)" in message
     finally:
         connection.close()
     # the server's own log has each failure with its stack
@@ -223,10 +226,12 @@ def test_a_long_query_is_cancelled_over_jdbc(spark, server):
 
     def run():
         try:
-            running.executeQuery("SELECT sum(id) FROM range(0, 1000000000000, 1, 1)")
+            running.executeQuery("SELECT max(id) FROM range(0, 1000000000000, 1, 1)")
             outcome["finished"] = True
         except Py4JJavaError as exc:
             outcome["error"] = exc.java_exception.getMessage()
+        except Exception as exc:  # noqa: BLE001 - shown by the assertion below
+            outcome["other"] = repr(exc)
 
     try:
         worker = threading.Thread(target=run)
@@ -243,6 +248,37 @@ def test_a_long_query_is_cancelled_over_jdbc(spark, server):
         assert time.monotonic() - started < 60
     finally:
         connection.close()
+
+
+def test_the_handler_keeps_the_message_lines_before_the_stack(spark):
+    """The error text cut by the handler compiled in the JVM (here the test session's)."""
+    from sqlext.thrift.one_line import OneLineErrors
+
+    handler = OneLineErrors(spark)
+    assert handler.problem is None
+    one_line = handler.method("oneLine")
+    gateway = spark.sparkContext._gateway
+
+    def cut(text: str) -> str:
+        args = gateway.new_array(gateway.jvm.java.lang.Object, 1)
+        args[0] = text
+        return one_line.invoke(None, args)
+
+    stack = ("org.apache.hive.service.cli.HiveSQLException: Error running query: [X] "
+             "org.apache.spark.sql.AnalysisException: [X] The table `t` is read-only.\n"
+             "\tat org.apache.spark.A.b(A.scala:1)\n\t... 22 more\n"
+             "Caused by: org.apache.spark.sql.AnalysisException: [X] The table `t` is read-only.\n"
+             "\tat org.apache.spark.C.d(C.scala:2)\n")
+    assert cut(stack) == ("Error running query: [X] org.apache.spark.sql.AnalysisException: [X] "
+                          "The table `t` is read-only.")
+    parse = ("org.apache.hive.service.cli.HiveSQLException: Error running query: [P] "
+             "org.apache.spark.sql.catalyst.parser.ParseException: \r\n"
+             "[P] Syntax error at or near 'SELEC'. SQLSTATE: 42601 (line 1, pos 0)\n\n"
+             "== SQL ==\nSELEC 1\n^^^\n\n\tat org.apache.spark.A.b(A.scala:1)\n")
+    assert cut(parse) == ("Error running query: [P] org.apache.spark.sql.catalyst.parser."
+                          "ParseException: [P] Syntax error at or near 'SELEC'. SQLSTATE: 42601 "
+                          "(line 1, pos 0)")
+    assert cut("one line") == "one line"
 
 
 def test_address_and_port_settings(tmp_path):
