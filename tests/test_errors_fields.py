@@ -139,3 +139,62 @@ def test_time_travel_on_a_view_names_the_view(spark, table):
     with pytest.raises(errors.UnsupportedOperationError) as info:
         sqlext.sql(spark, "SELECT * FROM fields_v VERSION AS OF 0")
     assert (info.value.table, info.value.sqlstate) == ("fields_v", "0A000")
+
+
+# --- fields set at the raise site, not left on the class defaults (issue 29 item 4) -----------
+
+
+def test_dml_on_a_missing_table_names_it(spark, tmp_path):
+    path = str(tmp_path / "missing")
+    with pytest.raises(errors.TableNotFoundError) as info:
+        sqlext.sql(spark, f"DELETE FROM delta.`{path}` WHERE id = 1")
+    assert _fields(info.value) == (path, None, "DELTA_TABLE_NOT_FOUND", "42P01")
+
+
+def test_planning_errors_name_the_table(spark, table):
+    with pytest.raises(errors.AnalysisException) as info:
+        sqlext.sql(spark, f"INSERT INTO delta.`{table}` (id, nope) VALUES (1, 'x')")
+    assert info.value.table == f"delta.`{table}`"
+    with pytest.raises(errors.UnsupportedOperationError) as info:
+        sqlext.sql(spark, f"TRUNCATE TABLE delta.`{table}` PARTITION (v = 'a')")
+    assert (info.value.table, info.value.sqlstate) == (f"delta.`{table}`", "0A000")
+
+
+@pytest.mark.parametrize("statement,kind,version,condition", [
+    ("OPTIMIZE {t} ZORDER BY (nope)", errors.AnalysisException, 0, None),       # maintenance
+    ("SELECT * FROM {t} VERSION AS OF 5", errors.VersionNotFoundException, 5,
+     "DELTA_VERSION_NOT_FOUND"),                                                 # time travel
+    ("ALTER TABLE {t} ADD COLUMNS (v STRING)", errors.AnalysisException, 0, None),  # a bad ALTER
+], ids=["optimize", "version-as-of", "alter"])
+def test_sql_errors_name_the_table_and_version(spark, table, statement, kind, version, condition):
+    with pytest.raises(kind) as info:
+        result = sqlext.sql(spark, statement.format(t=f"delta.`{table}`"))
+        if result is not None:
+            result.collect()
+    assert (info.value.table, info.value.version) == (table, version)
+    assert info.value.error_class == condition
+
+
+def test_constraint_errors_carry_delta_sparks_conditions(spark, table):
+    with pytest.raises(errors.AnalysisException) as info:
+        sqlext.sql(spark, f"ALTER TABLE delta.`{table}` DROP CONSTRAINT nothing")
+    assert _fields(info.value) == (table, 0, "DELTA_CONSTRAINT_DOES_NOT_EXIST", "42704")
+    assert info.value.getMessageParameters()["constraintName"] == "nothing"
+    sqlext.sql(spark, f"ALTER TABLE delta.`{table}` ADD CONSTRAINT positive CHECK (id > 0)")
+    with pytest.raises(errors.AnalysisException) as info:
+        sqlext.sql(spark, f"ALTER TABLE delta.`{table}` ADD CONSTRAINT positive CHECK (id > 1)")
+    assert _fields(info.value) == (table, 1, "DELTA_CONSTRAINT_ALREADY_EXISTS", "42710")
+
+
+def test_restore_to_a_missing_version(spark, table):
+    with pytest.raises(errors.VersionNotFoundException) as info:
+        sqlext.sql(spark, f"RESTORE TABLE delta.`{table}` TO VERSION AS OF 9")
+    assert _fields(info.value) == (table, 9, "DELTA_CANNOT_RESTORE_TABLE_VERSION", "22003")
+
+
+def test_change_feed_range_error(spark, table):
+    with pytest.raises(errors.ChangeDataRangeError) as info:
+        sqlext.sql(spark, f"SELECT * FROM table_changes('delta.`{table}`', 4)").collect()
+    err = info.value
+    assert (err.table, err.version, err.sqlstate) == (table, 4, "22003")
+    assert err.error_class == "DELTA_CDC_START_VERSION_AFTER_LATEST"

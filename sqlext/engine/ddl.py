@@ -37,6 +37,7 @@ from sqlext.engine.write import write
 from sqlext.errors import (AnalysisException, ConcurrentModificationException,
                            ConstraintViolationError, TableAlreadyExistsError,
                            UnsupportedOperationError)
+from sqlext.log import operations as ops
 from sqlext.log.column_mapping import drop_fields, rename_field
 from sqlext.log.generated import identity_columns, with_high_water_marks
 from sqlext.log.protocol import upgrade_for_features
@@ -93,12 +94,9 @@ def create_table(spark: SparkSession, ref: TableRef, definition: TableDefinition
             "CREATE TABLE IF NOT EXISTS, CREATE OR REPLACE TABLE, or another name",
             table=ref.display,
             error_class="TABLE_OR_VIEW_ALREADY_EXISTS" if ref.name else "DELTA_PATH_EXISTS")
-    operation = ("CREATE OR REPLACE TABLE" if replace else "CREATE TABLE") + (
-        " AS SELECT" if definition.query is not None else "")
-    params = {"isManaged": str(bool(ref.managed and ref.name)).lower(),
-              "description": definition.comment,
-              "partitionBy": json.dumps(definition.partition_by),
-              "properties": json.dumps(definition.properties)}
+    operation = ops.CreateTable(bool(ref.managed and ref.name), tuple(definition.partition_by),
+                                definition.properties, definition.comment, replace,
+                                as_select=definition.query is not None)
     try:
         if definition.query is not None:
             query = definition.query
@@ -106,17 +104,17 @@ def create_table(spark: SparkSession, ref: TableRef, definition: TableDefinition
             _resolve_checks(lambda: df, definition, display, log)
             return write(spark, df, ref, "overwrite" if exists else "errorifexists",
                          partitionBy=definition.partition_by, overwriteSchema=exists,
-                         configuration=definition.properties, operation=operation,
-                         operation_parameters=params, description=definition.comment,
-                         replace_table=replace)
+                         configuration=definition.properties, operation=operation.name,
+                         operation_parameters=operation.parameters(),
+                         description=definition.comment, replace_table=replace)
         if definition.schema:
             _resolve_checks(lambda: spark.createDataFrame([], definition.schema), definition,
                             display, log)
-        return _commit_schema(spark, log, ref, definition, operation, params, display)
+        return _commit_schema(spark, log, ref, definition, operation, display)
     except ConcurrentModificationException as exc:
         if not exists:
             raise TableAlreadyExistsError(f"table {ref.display} was created by a concurrent "
-                                          "writer") from exc
+                                          "writer", table=ref.display) from exc
         raise
 
 
@@ -138,19 +136,21 @@ def _partition_columns(definition: TableDefinition, schema: T.StructType,
     missing = [c for c in definition.partition_by if c.lower() not in names]
     if missing:
         raise AnalysisException(f"table {display}: partition column(s) {missing} are not "
-                                f"columns of the table ({', '.join(names.values())})")
+                                f"columns of the table ({', '.join(names.values())})",
+                                table=display)
     if len(definition.partition_by) == len(schema.fields) and schema.fields:
-        raise AnalysisException(f"table {display}: cannot partition by every column")
+        raise AnalysisException(f"table {display}: cannot partition by every column",
+                                table=display)
     return [names[c.lower()] for c in definition.partition_by]
 
 
 def _commit_schema(spark: SparkSession, log: DeltaLog, ref: TableRef, definition: TableDefinition,
-                   operation: str, params: dict, display: str) -> int:
+                   operation: ops.CreateTable, display: str) -> int:
     """Commit a table with the definition's schema and no rows: version 0, or a replacing
     version that removes every file."""
     if not definition.schema:
         raise AnalysisException(f"CREATE TABLE {display}: give the columns, e.g. "
-                                "(id BIGINT, name STRING), or AS SELECT ...")
+                                "(id BIGINT, name STRING), or AS SELECT ...", table=display)
     schema = definition.schema
     pcols = _partition_columns(definition, schema, display)
     snapshot = log.snapshot() if log.exists() else None
@@ -160,7 +160,7 @@ def _commit_schema(spark: SparkSession, log: DeltaLog, ref: TableRef, definition
     if snapshot is None:
         stage_metadata(txn, new_table_metadata(schema.json(), pcols, definition.properties,
                                                ref.name, definition.comment))
-        return commit(spark, txn, [], operation, params, {})
+        return _commit(spark, txn, operation)
     old = snapshot.metadata
     stage_metadata(txn, dataclasses.replace(
         old, schema_string=schema.json(), partition_columns=pcols,
@@ -170,7 +170,8 @@ def _commit_schema(spark: SparkSession, log: DeltaLog, ref: TableRef, definition
     txn.read_whole_table()
     ts = now_ms()
     removes = [f.remove(ts) for f in snapshot.files]
-    return commit(spark, txn, removes, operation, params, {"numRemovedFiles": len(removes)})
+    return commit(spark, txn, removes, operation.name, operation.parameters(),
+                  {"numRemovedFiles": len(removes)})
 
 
 def check_existing_columns(spark: SparkSession, ref: TableRef, definition: TableDefinition,
@@ -191,7 +192,7 @@ def check_existing_columns(spark: SparkSession, ref: TableRef, definition: Table
             raise AnalysisException(
                 f"CREATE TABLE {display}: the columns given ({wanted.simpleString()}) do not "
                 f"match the existing table at {ref.location} ({actual.simpleString()}); "
-                "omit the columns to register the table as it is")
+                "omit the columns to register the table as it is", table=display)
 
 
 # --- columns ----------------------------------------------------------------------------------
@@ -206,22 +207,22 @@ def add_columns(spark: SparkSession, ref: TableRef, columns: T.StructType) -> in
     clash = [f.name for f in columns.fields if f.name.lower() in existing]
     if clash:
         raise AnalysisException(f"ALTER TABLE {ref.display} ADD COLUMNS: column(s) {clash} "
-                                "already exist")
+                                "already exist", table=ref.display, version=snapshot.version)
     computed = computed_columns(columns)
     if computed:
         raise UnsupportedOperationError(
             f"ALTER TABLE {ref.display} ADD COLUMNS (version {snapshot.version}): {computed} "
             "would be generated or IDENTITY columns, which only CREATE TABLE can define (as in "
-            "delta-spark). The table is unchanged.")
+            "delta-spark). The table is unchanged.", table=ref.display, version=snapshot.version)
     required = [f.name for f in columns.fields if not f.nullable]
     if required:
         raise AnalysisException(f"ALTER TABLE {ref.display} ADD COLUMNS: new column(s) "
-                                f"{required} cannot be NOT NULL (existing rows have no value)")
+                                f"{required} cannot be NOT NULL (existing rows have no value)",
+                                table=ref.display, version=snapshot.version)
     schema = T.StructType(current.fields + columns.fields)
     txn = log.start_transaction(snapshot)
     txn.update_metadata(dataclasses.replace(snapshot.metadata, schema_string=schema.json()))
-    params = {"columns": json.dumps([{"column": f.jsonValue()} for f in columns.fields])}
-    return commit(spark, txn, [], "ADD COLUMNS", params, {})
+    return _commit(spark, txn, ops.AddColumns(tuple(f.jsonValue() for f in columns.fields)))
 
 
 def with_column_comment(schema_string: str, column: str, comment: str | None,
@@ -243,7 +244,7 @@ def with_column_comment(schema_string: str, column: str, comment: str | None,
             return json.dumps(schema, separators=(",", ":")), field
     names = ", ".join(f["name"] for f in fields)
     raise AnalysisException(f"ALTER TABLE {table} CHANGE COLUMN {column}: the table has no column "
-                            f"{column} (columns: {names}); the table is unchanged")
+                            f"{column} (columns: {names}); the table is unchanged", table=table)
 
 
 def set_column_comment(spark: SparkSession, ref: TableRef, column: str, comment: str | None,
@@ -261,14 +262,14 @@ def set_column_comment(spark: SparkSession, ref: TableRef, column: str, comment:
                 f"ALTER TABLE {ref.display} CHANGE COLUMN {column}: changing the type "
                 f"({field.dataType.simpleString()} to {expected_type.simpleString()}) is not "
                 "supported; only its COMMENT can change (rewrite the table with CREATE OR "
-                "REPLACE TABLE ... AS SELECT to change a type)")
+                "REPLACE TABLE ... AS SELECT to change a type)",
+                table=ref.display, version=snapshot.version)
     case_sensitive = spark.conf.get("spark.sql.caseSensitive", "false").lower() == "true"
     schema_string, field = with_column_comment(snapshot.metadata.schema_string, column, comment,
                                                ref.display, case_sensitive)
     txn = log.start_transaction(snapshot)
     txn.update_metadata(dataclasses.replace(snapshot.metadata, schema_string=schema_string))
-    params = {"column": json.dumps(field, separators=(",", ":"))}
-    return commit(spark, txn, [], "CHANGE COLUMN", params, {})
+    return _commit(spark, txn, ops.ChangeColumn(field))
 
 
 def _constraint_columns(configuration: dict[str, str]) -> dict[str, set[str]]:
@@ -293,7 +294,8 @@ def _refuse_constraint_columns(snapshot, ref: TableRef, what: str, columns: list
             raise AnalysisException(
                 f"ALTER TABLE {ref.display} {what}: column {hit[0]} is used by CHECK constraint "
                 f"{key[len(CONSTRAINT_PREFIX):]} (version {snapshot.version}); drop the "
-                "constraint first (ALTER TABLE ... DROP CONSTRAINT). The table is unchanged.")
+                "constraint first (ALTER TABLE ... DROP CONSTRAINT). The table is unchanged.",
+                table=ref.display, version=snapshot.version)
 
 
 def rename_column(spark: SparkSession, ref: TableRef, path: list[str], new_name: str) -> int:
@@ -308,8 +310,7 @@ def rename_column(spark: SparkSession, ref: TableRef, path: list[str], new_name:
     _refuse_constraint_columns(snapshot, ref, what, path[:1])
     txn = log.start_transaction(snapshot)
     txn.update_metadata(metadata)
-    params = {"oldColumnPath": ".".join(path), "newColumnPath": ".".join(path[:-1] + [new_name])}
-    return commit(spark, txn, [], "RENAME COLUMN", params, {})
+    return _commit(spark, txn, ops.RenameColumn(tuple(path), (*path[:-1], new_name)))
 
 
 def drop_columns(spark: SparkSession, ref: TableRef, paths: list[list[str]],
@@ -327,8 +328,7 @@ def drop_columns(spark: SparkSession, ref: TableRef, paths: list[list[str]],
     _refuse_constraint_columns(snapshot, ref, what, [p[0] for p in paths])
     txn = log.start_transaction(snapshot)
     txn.update_metadata(metadata)
-    params = {"columns": json.dumps([".".join(p) for p in paths])}
-    return commit(spark, txn, [], "DROP COLUMNS", params, {})
+    return _commit(spark, txn, ops.DropColumns(tuple(".".join(p) for p in paths)))
 
 
 # --- properties -------------------------------------------------------------------------------
@@ -341,8 +341,7 @@ def set_properties(spark: SparkSession, ref: TableRef, properties: dict[str, str
     txn = log.start_transaction(snapshot)
     conf = {**snapshot.configuration, **{k: str(v) for k, v in properties.items()}}
     stage_metadata(txn, dataclasses.replace(snapshot.metadata, configuration=conf))
-    return commit(spark, txn, [], "SET TBLPROPERTIES", {"properties": json.dumps(properties)},
-                  {})
+    return _commit(spark, txn, ops.SetTableProperties(properties))
 
 
 def unset_properties(spark: SparkSession, ref: TableRef, keys: list[str],
@@ -355,12 +354,12 @@ def unset_properties(spark: SparkSession, ref: TableRef, keys: list[str],
     if missing and not if_exists:
         raise AnalysisException(f"table {ref.display}: cannot unset propert(ies) {missing} that "
                                 f"the table does not have (version {snapshot.version}); the "
-                                "table is unchanged (use IF EXISTS to ignore them)")
+                                "table is unchanged (use IF EXISTS to ignore them)",
+                                table=ref.display, version=snapshot.version)
     conf = {k: v for k, v in snapshot.configuration.items() if k not in keys}
     txn = log.start_transaction(snapshot)
     stage_metadata(txn, dataclasses.replace(snapshot.metadata, configuration=conf))
-    return commit(spark, txn, [], "UNSET TBLPROPERTIES",
-                  {"properties": json.dumps(keys), "ifExists": str(if_exists).lower()}, {})
+    return _commit(spark, txn, ops.UnsetTableProperties(tuple(keys), bool(if_exists)))
 
 
 # --- constraints ------------------------------------------------------------------------------
@@ -384,7 +383,10 @@ def add_check_constraint(spark: SparkSession, ref: TableRef, name: str, expressi
         raise AnalysisException(
             f"{where}: constraint '{name}' already exists on table {ref.display} (version "
             f"{snapshot.version}): CHECK ({existing[name.lower()]}). Drop the old constraint "
-            "first (ALTER TABLE ... DROP CONSTRAINT); the table is unchanged")
+            "first (ALTER TABLE ... DROP CONSTRAINT); the table is unchanged",
+            table=ref.display, version=snapshot.version,
+            error_class="DELTA_CONSTRAINT_ALREADY_EXISTS",
+            message_parameters={"constraintName": name, "oldConstraint": existing[name.lower()]})
     frame = table_frame(spark, snapshot, None)
     resolve_condition(frame, text, ref.display, snapshot.version, "CHECK constraint")
     constraint = Constraint("CHECK", name, text)
@@ -400,7 +402,7 @@ def add_check_constraint(spark: SparkSession, ref: TableRef, name: str, expressi
                                 "checkConstraint": text})
     conf = {**snapshot.configuration, CONSTRAINT_PREFIX + name.lower(): text}
     stage_metadata(txn, dataclasses.replace(snapshot.metadata, configuration=conf))
-    return commit(spark, txn, [], "ADD CONSTRAINT", {"name": name, "expr": text}, {})
+    return _commit(spark, txn, ops.AddConstraint(name, text))
 
 
 def _violating_rows(spark: SparkSession, log: DeltaLog, snapshot, txn, constraint: Constraint,
@@ -425,13 +427,14 @@ def drop_check_constraint(spark: SparkSession, ref: TableRef, name: str,
         raise AnalysisException(
             f"ALTER TABLE {ref.display} DROP CONSTRAINT {name}: cannot drop nonexistent "
             f"constraint {name} from table {ref.display} (version {snapshot.version}; its CHECK "
-            f"constraints: {names}); use DROP CONSTRAINT IF EXISTS to ignore a missing one")
-    params = {"name": name}
-    if keys:
-        params["expr"] = snapshot.configuration[keys[0]]
+            f"constraints: {names}); use DROP CONSTRAINT IF EXISTS to ignore a missing one",
+            table=ref.display, version=snapshot.version,
+            error_class="DELTA_CONSTRAINT_DOES_NOT_EXIST",
+            message_parameters={"constraintName": name, "tableName": ref.display})
     conf = {k: v for k, v in snapshot.configuration.items() if k not in keys}
     txn.update_metadata(dataclasses.replace(snapshot.metadata, configuration=conf))
-    return commit(spark, txn, [], "DROP CONSTRAINT", params, {})
+    return _commit(spark, txn, ops.DropConstraint(
+        name, snapshot.configuration[keys[0]] if keys else None))
 
 
 def set_not_null(spark: SparkSession, ref: TableRef, column: str, not_null: bool) -> int:
@@ -465,8 +468,7 @@ def set_not_null(spark: SparkSession, ref: TableRef, column: str, not_null: bool
     upgraded = upgrade_for_features(snapshot.protocol, {"invariants"}) if not_null else None
     if upgraded is not None:
         txn.update_protocol(upgraded)
-    params = {"column": json.dumps(field, separators=(",", ":"))}
-    return commit(spark, txn, [], "CHANGE COLUMN", params, {})
+    return _commit(spark, txn, ops.ChangeColumn(field))
 
 
 def _top_field(spark: SparkSession, ref: TableRef, schema: dict, column: str, verb: str) -> dict:
@@ -480,7 +482,7 @@ def _top_field(spark: SparkSession, ref: TableRef, schema: dict, column: str, ve
         names = ", ".join(f["name"] for f in fields)
         raise AnalysisException(f"ALTER TABLE {ref.display} ALTER COLUMN {column} {verb}: the "
                                 f"table has no column {column} (columns: {names}); the table "
-                                "is unchanged")
+                                "is unchanged", table=ref.display)
     return field
 
 
@@ -500,17 +502,22 @@ def sync_identity(spark: SparkSession, ref: TableRef, column: str) -> int:
             f"ALTER TABLE {ref.display} ALTER COLUMN {field['name']} SYNC IDENTITY: "
             f"{field['name']} is not an identity column of {ref.display} (version "
             f"{snapshot.version}); SYNC IDENTITY applies to columns GENERATED ... AS IDENTITY. "
-            "The table is unchanged")
+            "The table is unchanged", table=ref.display, version=snapshot.version)
     txn.read_whole_table()
     extreme = F.max if identity.step > 0 else F.min
     with spark_job_errors(log, snapshot, "CHANGE COLUMN"):
         value = scan(spark, log, snapshot).agg(
             extreme(quoted_column(field["name"]))).collect()[0][0]
-    params = {"column": json.dumps(field, separators=(",", ":"))}
+    operation = ops.ChangeColumn(field)
     mark = identity.synced_mark(value)
     metadata = snapshot.metadata
     if mark is not None:
         metadata = dataclasses.replace(metadata, schema_string=with_high_water_marks(
             metadata.schema_string, {field["name"]: mark}))
     txn.update_metadata(metadata)
-    return commit(spark, txn, [], "CHANGE COLUMN", params, {})
+    return _commit(spark, txn, operation)
+
+
+def _commit(spark: SparkSession, txn, operation: ops.Operation) -> int:
+    """Commit the metadata change staged on ``txn`` as ``operation`` (no file actions)."""
+    return commit(spark, txn, [], operation.name, operation.parameters(), {})

@@ -55,7 +55,7 @@ def assign(spark: SparkSession, source: DataFrame, schema: T.StructType, targets
     if len(source.columns) != len(targets):
         raise AnalysisException(
             f"cannot write to table {table}: the data has {len(source.columns)} column(s) but "
-            f"{len(targets)} are expected ({', '.join(targets)})")
+            f"{len(targets)} are expected ({', '.join(targets)})", table=table)
     positional = source.toDF(*[f"_c{i}" for i in range(len(source.columns))])
     values: dict[str, Column] = {}
     for i, (src, name) in enumerate(zip(source.schema.fields, targets)):
@@ -66,7 +66,7 @@ def assign(spark: SparkSession, source: DataFrame, schema: T.StructType, targets
                 f"{src.dataType.simpleString()} to {field.dataType.simpleString()} "
                 f"(spark.sql.storeAssignmentPolicy="
                 f"{spark.conf.get('spark.sql.storeAssignmentPolicy', 'ANSI')}); cast it "
-                "explicitly")
+                "explicitly", table=table)
         values[field.name.lower()] = F.col(f"_c{i}") if same_type(
             src.dataType, field.dataType) else F.col(f"_c{i}").cast(field.dataType)
     for name, value in constants.items():

@@ -216,7 +216,7 @@ def plan_show_create_table(resolver: Resolver, stmt: nodes.ShowCreateTable) -> P
         return None
     if stmt.args.get("as_serde"):
         raise UnsupportedOperationError("SHOW CREATE TABLE ... AS SERDE is for Hive tables; use "
-                                        "SHOW CREATE TABLE t")
+                                        "SHOW CREATE TABLE t", table=ref.display)
     spark = resolver.spark
     table = stmt.this.copy()
     return P.Plan(lambda: local_frame(

@@ -40,12 +40,12 @@ def plan_vacuum(resolver: Resolver, stmt: nodes.Vacuum) -> P.Plan:
     if stmt.args.get("dry_run"):
         if not _accepts(method, "dryRun"):
             raise UnsupportedOperationError("VACUUM ... DRY RUN is not supported; use VACUUM t "
-                                            "[RETAIN n HOURS]")
+                                            "[RETAIN n HOURS]", table=ref.display)
         kwargs["dryRun"] = True
     if stmt.args.get("mode"):
         if not _accepts(method, "mode"):
             raise UnsupportedOperationError(f"VACUUM ... {stmt.args['mode']} is not supported; "
-                                            "use VACUUM t [RETAIN n HOURS]")
+                                            "use VACUUM t [RETAIN n HOURS]", table=ref.display)
         kwargs["mode"] = stmt.args["mode"]
     retain = stmt.args.get("retain")
     spark = resolver.spark
@@ -119,7 +119,7 @@ def plan_convert(resolver: Resolver, stmt: nodes.ConvertToDelta) -> P.Plan:
     if table.text("db").lower() != "parquet" or table.args.get("catalog"):
         raise UnsupportedOperationError(
             f"CONVERT TO DELTA {label(table)}: only directories of parquet files can be "
-            "converted; write CONVERT TO DELTA parquet.`/path/to/dir`")
+            "converted; write CONVERT TO DELTA parquet.`/path/to/dir`", table=label(table))
     location = table.name
     partitions = stmt.args.get("partitions") or []
     schema = ", ".join(f"{c.this.sql(dialect='spark')} {c.args['kind'].sql(dialect='spark')}"

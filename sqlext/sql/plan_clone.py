@@ -40,7 +40,7 @@ def plan_clone(resolver: Resolver, stmt: exp.Create) -> P.Plan:
         elif type(item) is not exp.Property:
             raise UnsupportedOperationError(f"CLONE into {label(target)}: "
                                             f"{item.sql(dialect='spark')} is not supported; "
-                                            f"supported: {SUPPORTED}")
+                                            f"supported: {SUPPORTED}", table=label(target))
     properties = property_map([i for i in items if type(i) is exp.Property])
     source_ref = require_table(resolver, source_table, "SHALLOW CLONE")
     target_ref = _target_ref(resolver, target, location)
@@ -58,10 +58,11 @@ def _target_ref(resolver: Resolver, target: exp.Table, location: str | None) -> 
         return resolver.ref_for(target)
     if delta_path(target) is not None:
         raise AnalysisException(f"CLONE into {label(target)}: a path table cannot have a "
-                                "LOCATION")
+                                "LOCATION", table=label(target))
     names = resolver.schema_and_name(target)
     if names is None:
-        raise AnalysisException(f"CLONE into {label(target)}: not a valid table name")
+        raise AnalysisException(f"CLONE into {label(target)}: not a valid table name",
+                                table=label(target))
     return TableRef(normalize_location(location), names[0], names[1], managed=False)
 
 

@@ -85,15 +85,15 @@ def _spec(resolver: Resolver, stmt: exp.Create) -> CreateSpec:
         if not isinstance(item, _KNOWN_PROPERTIES) and type(item) is not exp.Property:
             raise UnsupportedOperationError(
                 f"CREATE TABLE {text}: {item.sql(dialect='spark')} is not supported; "
-                f"supported: {SUPPORTED}")
+                f"supported: {SUPPORTED}", table=text)
     if any(isinstance(p, exp.TemporaryProperty) for p in items):
         raise UnsupportedOperationError(f"CREATE TABLE {text}: temporary tables are not "
-                                        "supported; use a TEMPORARY VIEW")
+                                        "supported; use a TEMPORARY VIEW", table=text)
     columns = list(schema_node.expressions) if schema_node is not None else None
     query = stmt.expression
     if columns and query is not None:
         raise AnalysisException(f"CREATE TABLE {text}: give either columns or AS SELECT, not "
-                                "both (the query decides the columns)")
+                                "both (the query decides the columns)", table=text)
     location = _first(items, exp.LocationProperty)
     location = location.this.name if location is not None else None
     comment = _first(items, exp.SchemaCommentProperty)
@@ -105,15 +105,16 @@ def _spec(resolver: Resolver, stmt: exp.Create) -> CreateSpec:
             if isinstance(part, exp.ColumnDef) and part.args.get("kind") is not None:
                 if columns is None:
                     raise AnalysisException(f"CREATE TABLE {text}: typed PARTITIONED BY columns "
-                                            "need a column list")
+                                            "need a column list", table=text)
                 columns.append(part)
             partition_by.append(part.name)
     if delta_path(table) is not None and location is not None:
-        raise AnalysisException(f"CREATE TABLE {text}: a path table cannot have a LOCATION")
+        raise AnalysisException(f"CREATE TABLE {text}: a path table cannot have a LOCATION",
+                                table=text)
     if location is not None:
         names = resolver.schema_and_name(table)
         if names is None:
-            raise AnalysisException(f"CREATE TABLE {text}: not a valid table name")
+            raise AnalysisException(f"CREATE TABLE {text}: not a valid table name", table=text)
         ref = TableRef(normalize_location(location), names[0], names[1], managed=False)
     else:
         ref = resolver.ref_for(table)

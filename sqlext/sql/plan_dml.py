@@ -21,7 +21,6 @@ from sqlglot import exp
 
 from sqlext import names
 from sqlext.catalog import TableRef
-from sqlext.engine.commit import auto_merge
 from sqlext.engine.conditions import sql_text, with_sql_text
 from sqlext.engine.dml.delete import delete
 from sqlext.engine.merge import merge
@@ -29,7 +28,7 @@ from sqlext.engine.merge.clauses import MATCHED, NOT_MATCHED, NOT_MATCHED_BY_SOU
 from sqlext.engine.post_commit import result_row
 from sqlext.engine.read import resolve_snapshot
 from sqlext.engine.generated import computed_columns
-from sqlext.engine.schemas import spark_schema, widened_for_insert
+from sqlext.engine.schemas import spark_schema
 from sqlext.engine.dml.update import update
 from sqlext.errors import AnalysisException, TableNotFoundError, UnsupportedOperationError
 from sqlext.log.table import DeltaLog
@@ -52,7 +51,7 @@ def _target(resolver: Resolver, table: exp.Table, verb: str) -> TableRef | None:
     if target.kind is not Kind.TABLE:
         what = "a view" if target.kind is Kind.VIEW else "a change feed"
         raise AnalysisException(f"{verb} {label(table)}: {label(table)} is {what}; "
-                                f"{verb} needs a table")
+                                f"{verb} needs a table", table=label(table))
     return target.ref
 
 
@@ -124,10 +123,10 @@ def plan_insert(resolver: Resolver, stmt: exp.Insert) -> P.Plan | None:
     text = label(table)
     if stmt.args.get("exists"):
         raise UnsupportedOperationError(f"INSERT OVERWRITE {text} ... IF NOT EXISTS is not "
-                                        "supported for sqlext tables")
+                                        "supported for sqlext tables", table=text)
     if stmt.args.get("where") is not None and stmt.args.get("overwrite"):
         raise AnalysisException(f"INSERT {text}: REPLACE WHERE goes with INSERT INTO, not "
-                                "INSERT OVERWRITE")
+                                "INSERT OVERWRITE", table=text)
     columns = [c.name for c in schema_node.expressions] if schema_node is not None else None
     spec = table.args.get("partition")
     static: dict[str, exp.Expression] = {}
@@ -174,7 +173,6 @@ class InsertPlan(P.CallPlan):
         self._check_partition_spec(pcols)
         df = self.source.dataframe(spark)
         targets = self._targets(df, schema)
-        schema = widened_for_insert(snapshot, schema, df.schema, targets, auto_merge(spark))
         constants = {pcols[n.lower()]: _constant(v) for n, v in self.static.items()}
         data = assign(spark, df, schema, targets, constants, self.ref.display)
         predicate, mode = self.replace_where, None
@@ -195,7 +193,8 @@ class InsertPlan(P.CallPlan):
             if name.lower() not in pcols:
                 raise AnalysisException(
                     f"INSERT INTO {self.text}: {name} in PARTITION (...) is not a partition "
-                    f"column (the table is partitioned by {list(pcols.values()) or 'nothing'})")
+                    f"column (the table is partitioned by {list(pcols.values()) or 'nothing'})",
+                    table=self.text)
 
     def _targets(self, df: DataFrame, schema: T.StructType) -> list[str]:
         """The table columns the source's columns go to, checked."""
@@ -214,11 +213,13 @@ class InsertPlan(P.CallPlan):
         unknown = [c for c in targets if c.lower() not in names]
         if unknown:
             raise AnalysisException(f"INSERT INTO {self.text}: unknown column(s) {unknown}; the "
-                                    f"table's columns are {list(names.values())}")
+                                    f"table's columns are {list(names.values())}",
+                                    table=self.text)
         lowered = [c.lower() for c in targets]
         dupes = sorted({c for c in lowered if lowered.count(c) > 1} | (set(lowered) & static_names))
         if dupes:
-            raise AnalysisException(f"INSERT INTO {self.text}: column(s) {dupes} are given twice")
+            raise AnalysisException(f"INSERT INTO {self.text}: column(s) {dupes} are given twice",
+                                    table=self.text)
         return targets
 
 
@@ -246,7 +247,7 @@ def _dml_target(resolver: Resolver, stmt: exp.Expression, verb: str, usage: str,
             if stmt.args.get(arg):
                 raise UnsupportedOperationError(
                     f"{verb} {label(stmt.this)}: {arg.strip('_').upper()} is not supported; use "
-                    f"{usage}")
+                    f"{usage}", table=label(stmt.this))
     return ref
 
 
@@ -325,7 +326,8 @@ def plan_truncate(resolver: Resolver, stmt: exp.TruncateTable) -> P.Plan | None:
         return None
     if len(tables) != 1 or stmt.args.get("partition"):
         raise UnsupportedOperationError("TRUNCATE TABLE on sqlext tables takes one table and no "
-                                        "PARTITION; use DELETE FROM t WHERE ... for partitions")
+                                        "PARTITION; use DELETE FROM t WHERE ... for partitions",
+                                        table=label(tables[0]))
     spark = resolver.spark
 
     def run():
@@ -385,7 +387,7 @@ def plan_merge(resolver: Resolver, stmt: MergeInto) -> P.Plan | None:
             None if delta_path(using) is not None else using.name)
     else:
         raise UnsupportedOperationError(f"MERGE INTO {label(table)}: USING must be a table or a "
-                                        "(query)")
+                                        "(query)", table=label(table))
     if stmt.args.get("with_") is not None:
         query = query.copy()
         query.set("with_", stmt.args["with_"].copy())
@@ -453,10 +455,10 @@ def _when(when: exp.When, exprs: _Expressions, alias: str | None, text: str) -> 
         values = [exprs.sql(v) for v in then.expression.expressions]
         if len(columns) != len(values):
             raise AnalysisException(f"MERGE INTO {text}: INSERT has {len(columns)} column(s) but "
-                                    f"{len(values)} value(s)")
+                                    f"{len(values)} value(s)", table=text)
         return Clause(NOT_MATCHED, "insert", condition, tuple(dict(zip(columns, values)).items()))
     raise UnsupportedOperationError(
         f"MERGE INTO {text}: {when.sql(dialect='spark')} is not supported; supported: WHEN "
         "MATCHED [AND c] THEN UPDATE SET ... | UPDATE SET * | DELETE; WHEN NOT MATCHED [BY TARGET] "
         "[AND c] THEN INSERT (...) VALUES (...) | INSERT *; WHEN NOT MATCHED BY SOURCE [AND c] "
-        "THEN UPDATE SET ... | DELETE")
+        "THEN UPDATE SET ... | DELETE", table=text)

@@ -62,10 +62,10 @@ def plan_create_view(resolver: Resolver, stmt: exp.Create) -> P.Plan | None:
     if is_global:
         raise UnsupportedOperationError(f"CREATE GLOBAL TEMPORARY VIEW {text}: global temporary "
                                         "views over sqlext tables are not supported; use CREATE "
-                                        "[TEMPORARY] VIEW")
+                                        "[TEMPORARY] VIEW", table=text)
     names = resolver.schema_and_name(table)
     if names is None or (temporary and table.args.get("db")):
-        raise AnalysisException(f"CREATE VIEW {text}: not a valid view name")
+        raise AnalysisException(f"CREATE VIEW {text}: not a valid view name", table=text)
     schema, name = names
     columns = tuple(c.name for c in schema_node.expressions) if schema_node is not None else None
     column_comments = _column_comments(schema_node)
@@ -87,11 +87,12 @@ def plan_create_view(resolver: Resolver, stmt: exp.Create) -> P.Plan | None:
                                               "exists", error_class="TABLE_OR_VIEW_ALREADY_EXISTS",
                                               table=f"{schema}.{name}")
             if not resolver.catalog.schema_exists(schema):
-                raise AnalysisException(f"CREATE VIEW {text}: schema `{schema}` not found")
+                raise AnalysisException(f"CREATE VIEW {text}: schema `{schema}` not found",
+                                        table=text)
         fields = check.schema(spark).fields   # analyses the query: errors now, not later
         if columns is not None and len(columns) != len(fields):
             raise AnalysisException(f"CREATE VIEW {text}: {len(columns)} column name(s) for a "
-                                    f"query of {len(fields)} column(s)")
+                                    f"query of {len(fields)} column(s)", table=text)
         if _spark_view_exists(spark, table, temporary):
             if not replace:
                 raise TableAlreadyExistsError(f"CREATE VIEW {text}: a Spark view of that name "
@@ -148,7 +149,7 @@ def _qualify(resolver: Resolver, query: exp.Expression, schema: str, text: str) 
             continue
         if resolver.views.temporary(table.name) is not None:
             raise AnalysisException(f"CREATE VIEW {text}: a persistent view cannot refer to the "
-                                    f"temporary view {table.name}")
+                                    f"temporary view {table.name}", table=text)
         if resolver.resolve(table).kind is Kind.SPARK and resolver.spark_temp_view(table.name):
             continue
         found = splice.region(table.this)
@@ -168,6 +169,7 @@ def plan_drop_view(resolver: Resolver, stmt: exp.Drop) -> P.Plan | None:
         names = resolver.schema_and_name(table)
         target = resolver.resolve(table) if names else None
         if target is not None and target.kind is Kind.TABLE:
-            raise AnalysisException(f"DROP VIEW {label(table)}: it is a table; use DROP TABLE")
+            raise AnalysisException(f"DROP VIEW {label(table)}: it is a table; use DROP TABLE",
+                                    table=label(table))
         return None
     return P.Plan(lambda: resolver.views.drop(view))

@@ -109,7 +109,7 @@ class Resolver:
         if names is None:
             raise AnalysisException(
                 f"{label(table)} is not a name sqlext can hold a table under: use [schema.]table "
-                "or delta.`/path`")
+                "or delta.`/path`", table=label(table))
         return self.catalog.ref_for_name(*names)
 
     # --- resolution -----------------------------------------------------------------------------

@@ -89,7 +89,7 @@ def plan_statement(resolver: Resolver, stmt: exp.Expression) -> P.Plan:
             raise UnsupportedOperationError(
                 f"{statement_head(stmt.meta.get('sql') or stmt.sql(dialect='spark'))}: "
                 f"{_statement_name(stmt)} on {label(table)} is not supported for sqlext tables; "
-                f"supported statements: {maintenance.SUPPORTED_STATEMENTS}")
+                f"supported statements: {maintenance.SUPPORTED_STATEMENTS}", table=label(table))
     return plan_generic(resolver, stmt, frozenset(id(t) for t in targets))
 
 

@@ -31,21 +31,21 @@ def struct_from_columns(spark: SparkSession, columns: list[exp.Expression],
     for col in columns:
         if not isinstance(col, exp.ColumnDef) or col.args.get("kind") is None:
             raise AnalysisException(f"table {table}: column {col.sql(dialect='spark')} needs a "
-                                    "type, e.g. (id BIGINT, name STRING)")
+                                    "type, e.g. (id BIGINT, name STRING)", table=table)
         kept = []
         for constraint in col.args.get("constraints") or []:
             kind = constraint.args.get("kind")
             if isinstance(kind, _GENERATION):
                 if col.name in generation:
                     raise AnalysisException(f"table {table}: column {col.name} has two "
-                                            "GENERATED clauses")
+                                            "GENERATED clauses", table=table)
                 generation[col.name] = _generation_metadata(col, kind, table)
                 continue
             if not isinstance(kind, _ALLOWED_CONSTRAINTS):
                 raise UnsupportedOperationError(
                     f"table {table}: column {col.name}: {constraint.sql(dialect='spark')} is not "
                     "supported; a column definition may have NOT NULL, COMMENT, GENERATED "
-                    "ALWAYS AS (expr) and GENERATED ALWAYS | BY DEFAULT AS IDENTITY")
+                    "ALWAYS AS (expr) and GENERATED ALWAYS | BY DEFAULT AS IDENTITY", table=table)
             kept.append(constraint)
         plain = col.copy()
         plain.set("constraints", [c.copy() for c in kept] or None)
@@ -59,11 +59,12 @@ def struct_from_columns(spark: SparkSession, columns: list[exp.Expression],
             schema = T.StructType.fromJson(json.loads(schema_json))
     except Exception as exc:  # noqa: BLE001 - Spark's parser rejects the definition
         raise AnalysisException(f"table {table}: invalid column definitions "
-                                f"({', '.join(defs)}): {str(exc).splitlines()[0]}") from exc
+                                f"({', '.join(defs)}): {str(exc).splitlines()[0]}",
+                                table=table) from exc
     names = [f.name.lower() for f in schema.fields]
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:
-        raise AnalysisException(f"table {table}: duplicate column name(s) {dupes}")
+        raise AnalysisException(f"table {table}: duplicate column name(s) {dupes}", table=table)
     if generation:
         schema = T.StructType([
             T.StructField(f.name, f.dataType, f.nullable,
@@ -80,11 +81,12 @@ def _generation_metadata(col: exp.ColumnDef, kind: exp.Expression, table: str) -
     dtype = col.args["kind"]
     if not dtype.is_type(exp.DataType.Type.BIGINT):
         raise AnalysisException(f"table {table}: column {col.name}: an IDENTITY column must be "
-                                f"BIGINT, not {dtype.sql(dialect='spark')} (as in delta-spark)")
+                                f"BIGINT, not {dtype.sql(dialect='spark')} (as in delta-spark)",
+                                table=table)
     start, step = (_integer(kind.args.get(k), 1, col.name, table) for k in ("start", "increment"))
     if step == 0:
         raise AnalysisException(f"table {table}: column {col.name}: IDENTITY INCREMENT BY "
-                                "cannot be 0")
+                                "cannot be 0", table=table)
     return identity_metadata(start, step, allow_explicit_insert=not kind.this)
 
 
@@ -95,7 +97,8 @@ def _integer(node: exp.Expression | None, default: int, column: str, table: str)
     literal = node.this if negative else node
     if not isinstance(literal, exp.Literal) or literal.is_string:
         raise AnalysisException(f"table {table}: column {column}: IDENTITY START WITH and "
-                                f"INCREMENT BY take integer literals, not {node.sql()}")
+                                f"INCREMENT BY take integer literals, not {node.sql()}",
+                                table=table)
     value = int(literal.this)
     return -value if negative else value
 

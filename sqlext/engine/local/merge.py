@@ -47,6 +47,7 @@ from sqlext.engine.merge.plan import CLAUSE, COPY, DELETE, INSERT, KIND, UPDATE,
 from sqlext.engine.merge.prune import analyse_on
 from sqlext.engine.session import is_connect
 from sqlext.log.actions import AddFile
+from sqlext.log.pruning import conjuncts
 from sqlext.log.snapshot import Snapshot
 from sqlext.log.table import DeltaLog
 
@@ -164,7 +165,9 @@ def merge_on_driver(spark: SparkSession, log: DeltaLog, snapshot: Snapshot, plan
                            sides.source_keys)
         if pairs is None:
             return None
-        joined = _evaluate(spark, plan, sides, pairs, join_type, source_rows)
+        # an ON of key equalities alone holds exactly for the pairs the keys gave
+        residual = len(conjuncts(plan.on.predicate)) != len(on.keys)
+        joined = _evaluate(spark, plan, sides, pairs, join_type, source_rows, residual)
     except Exception:  # noqa: BLE001 - any failure is the Spark path's to raise (or not)
         return None
     if joined is None:
@@ -177,11 +180,13 @@ def merge_on_driver(spark: SparkSession, log: DeltaLog, snapshot: Snapshot, plan
 
 
 def _evaluate(spark, plan: MergePlan, sides: _Sides, pairs: list[tuple[int, int]],
-              join_type: str, source_rows: bool):
+              join_type: str, source_rows: bool, residual: bool):
     """The joined rows with CLAUSE, KIND, the new values (by column name) and old ones
-    (``__o<i>``) as Arrow; a DriverMerge marking several matches; None: not for this path."""
-    matched: list[tuple[int, int]] = []
-    if pairs:
+    (``__o<i>``) as Arrow; a DriverMerge marking several matches; None: not for this path.
+    ``residual``: the ON condition has more than the key equalities (Spark evaluates it over
+    the pairs the keys gave)."""
+    matched = pairs
+    if pairs and residual:
         candidates = sides.joined(spark, [t for t, _ in pairs], [s for _, s in pairs])
         flags = collect_arrow(candidates.select(plan.on.column.eqNullSafe(F.lit(True))
                                                 .alias(_MATCHES)))

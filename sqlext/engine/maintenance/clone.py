@@ -26,6 +26,7 @@ from sqlext.engine.read import resolve_snapshot
 from sqlext.errors import (AnalysisException, ConcurrentModificationException,
                            TableAlreadyExistsError, UnsupportedOperationError,
                            UnsupportedTableFeatureError)
+from sqlext.log import operations as ops
 from sqlext.log.actions import AddFile, Metadata
 from sqlext.log.protocol import table_features
 from sqlext.log.storage import is_local
@@ -33,7 +34,7 @@ from sqlext.log.table import DeltaLog
 from sqlext.log.table_ref import TableRef
 from sqlext.log.transaction import now_ms
 
-OPERATION = "CLONE"
+OPERATION = ops.Clone.name
 
 
 @dataclasses.dataclass(frozen=True)
@@ -72,10 +73,11 @@ def shallow_clone(spark: SparkSession, source: CloneSource, target: TableRef,
             f"CLONE {source.label} (version {src.version}): the source table has the Delta "
             "table feature deletionVectors; sqlext reads and changes tables with deletion "
             f"vectors but does not clone them yet, so it cannot clone it into {target.display}. "
-            "Clone it with delta-spark, or copy its rows (CREATE TABLE ... AS SELECT)")
+            "Clone it with delta-spark, or copy its rows (CREATE TABLE ... AS SELECT)",
+            table=source.label, version=src.version)
     if _same_location(source.ref.location, target.location):
         raise AnalysisException(f"CLONE {source.label}: the target {target.display} is the source "
-                                "table itself; clone into another table")
+                                "table itself; clone into another table", table=target.display)
     log = DeltaLog(target.location, name=target.display)
     existing = log.snapshot() if log.exists() else None
     if existing is not None and not replace:
@@ -84,7 +86,7 @@ def shallow_clone(spark: SparkSession, source: CloneSource, target: TableRef,
         raise TableAlreadyExistsError(
             f"CLONE {source.label}: table {target.display} already exists (version "
             f"{existing.version}); use CREATE OR REPLACE TABLE ... SHALLOW CLONE, CREATE TABLE IF "
-            "NOT EXISTS, or another name")
+            "NOT EXISTS, or another name", table=target.display, version=existing.version)
     configuration = {**src.configuration, **(properties or {})}
     metadata = dataclasses.replace(
         Metadata.new(src.metadata.schema_string, src.partition_columns, configuration, now_ms(),
@@ -108,16 +110,17 @@ def shallow_clone(spark: SparkSession, source: CloneSource, target: TableRef,
                     f.modification_time, True, f.stats, f.tags)
             for f in src.files]
     size = sum(f.size for f in src.files)
-    params = {"source": source.label, "sourceVersion": str(src.version), "isShallow": "true"}
     metrics = {"sourceTableSize": size, "sourceNumOfFiles": len(adds),
                "numRemovedFiles": len(removes), "numCopiedFiles": 0,
                "removedFilesSize": sum(r.size or 0 for r in removes), "copiedFilesSize": 0}
     try:
-        return commit(spark, txn, removes + adds, OPERATION, params, metrics)
+        done = ops.Clone(source.label, src.version)
+        return commit(spark, txn, removes + adds, done.name, done.parameters(), metrics)
     except ConcurrentModificationException as exc:
         if existing is None:
             raise TableAlreadyExistsError(f"CLONE {source.label}: table {target.display} was "
-                                          "created by a concurrent writer") from exc
+                                          "created by a concurrent writer",
+                                          table=target.display) from exc
         raise
 
 
@@ -127,7 +130,7 @@ def require_shallow(is_shallow: bool, source: str) -> None:
         raise UnsupportedOperationError(
             f"DEEP CLONE of {source} is not supported: sqlext makes shallow clones (SHALLOW CLONE, "
             "DeltaTable.clone(target, isShallow=True)); to copy the data, use CREATE TABLE t AS "
-            f"SELECT * FROM {source}")
+            f"SELECT * FROM {source}", table=source)
 
 
 def _protocol_rank(protocol) -> tuple[int, int]:

@@ -9,7 +9,6 @@ to adopt them (``CONVERT TO DELTA``) instead.
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from urllib.parse import unquote
@@ -21,6 +20,7 @@ from sqlext.engine.io import storage_bridge
 from sqlext.engine.commit import commit
 from sqlext.engine.table_metadata import session_defaults, stage_metadata
 from sqlext.errors import AnalysisException, NonEmptyLocationError, SqlextError
+from sqlext.log import operations as ops
 from sqlext.log.actions import AddFile, Metadata, encode_path
 from sqlext.log.layout import HIVE_NULL, STAGING_DIR
 from sqlext.log.schema import parse_partition_value, parse_schema
@@ -28,7 +28,7 @@ from sqlext.log.stats import DEFAULT_NUM_INDEXED_COLS, file_stats
 from sqlext.log.table import DeltaLog
 from sqlext.log.transaction import now_ms
 
-OPERATION = "CONVERT"
+OPERATION = ops.Convert.name
 # the names sqlext gives data and change files (files.write_files); a concurrent sqlext writer
 # creating the same table moves such files into place shortly before it commits version 0
 _SQLEXT_FILE = re.compile(r"^(part|cdc)-\d{5}-[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}"
@@ -87,7 +87,7 @@ def require_empty_location(log: DeltaLog) -> None:
         "sqlext does not create a table over files it did not write. To make these parquet files "
         f"a table, run CONVERT TO DELTA parquet.`{log.location}` [PARTITIONED BY (col type, ...)]"
         f" (Python: sqlext.DeltaTable.convertToDelta(spark, \"parquet.`{log.location}`\")); "
-        "otherwise use an empty location. Nothing was written.")
+        "otherwise use an empty location. Nothing was written.", table=log.name)
 
 
 # --- CONVERT TO DELTA ---------------------------------------------------------------------------
@@ -100,7 +100,7 @@ def parquet_location(identifier: str) -> str:
     m = _PARQUET_ID.match(identifier)
     if not m:
         raise SqlextError(f"CONVERT TO DELTA needs parquet.`/path/to/dir`, not {identifier!r}: "
-                          "only directories of parquet files can be converted")
+                          "only directories of parquet files can be converted", table=identifier)
     return m.group(1).replace("``", "`")
 
 
@@ -130,14 +130,15 @@ def _partition_values(log: DeltaLog, rel: str, pschema: T.StructType) -> dict[st
             f"CONVERT TO DELTA {log.location}: file {rel} is {len(dirs)} directories deep, but "
             f"the partition schema has {len(names)} column(s) ({', '.join(names) or 'none'}). "
             "Give PARTITIONED BY (col type, ...) matching the col=value directories. Nothing "
-            "was converted.")
+            "was converted.", table=log.location)
     values: dict[str, str | None] = {}
     for part, field in zip(dirs, pschema.fields):
         key, eq, raw = part.partition("=")
         if not eq or unquote(key).lower() != field.name.lower():
             raise AnalysisException(
                 f"CONVERT TO DELTA {log.location}: directory {part!r} of {rel} is not "
-                f"{field.name}=<value>, as the partition schema says. Nothing was converted.")
+                f"{field.name}=<value>, as the partition schema says. Nothing was converted.",
+                table=log.location)
         value = None if raw == HIVE_NULL else unquote(raw)
         try:
             parse_partition_value(value, field.dataType.typeName()
@@ -145,7 +146,8 @@ def _partition_values(log: DeltaLog, rel: str, pschema: T.StructType) -> dict[st
         except ValueError as exc:
             raise AnalysisException(
                 f"CONVERT TO DELTA {log.location}: partition value {value!r} of {rel} is not a "
-                f"{field.dataType.simpleString()}. Nothing was converted.") from exc
+                f"{field.dataType.simpleString()}. Nothing was converted.",
+                table=log.location) from exc
         values[field.name] = value
     return values
 
@@ -173,13 +175,13 @@ def convert_to_delta(spark: SparkSession, location: str, partition_schema=None, 
                    if not rel.replace("\\", "/").startswith(STAGING_DIR + "/"))
     if not files:
         raise AnalysisException(f"CONVERT TO DELTA {log.location}: no parquet files found there. "
-                                "Nothing was converted.")
+                                "Nothing was converted.", table=log.location)
     others = [rel for rel, _, _ in files if not rel.endswith(".parquet")]
     if others:
         raise AnalysisException(
             f"CONVERT TO DELTA {log.location}: {len(others)} file(s) are not parquet files, e.g. "
             f"{', '.join(others[:_SHOWN])}; move them out of the directory first. Nothing was "
-            "converted.")
+            "converted.", table=log.location)
     values = {rel: _partition_values(log, rel, pschema) for rel, _, _ in files}
     paths = [log.store.join(log.location, *rel.split("/")) for rel, _, _ in files]
     data_schema = spark.read.option("mergeSchema", "true").parquet(*paths).schema
@@ -187,7 +189,8 @@ def convert_to_delta(spark: SparkSession, location: str, partition_schema=None, 
     clash = [f.name for f in data_schema.fields if f.name.lower() in pnames]
     if clash:
         raise AnalysisException(f"CONVERT TO DELTA {log.location}: partition column(s) {clash} "
-                                "are also columns of the parquet files. Nothing was converted.")
+                                "are also columns of the parquet files. Nothing was converted.",
+                                table=log.location)
     schema = T.StructType(list(data_schema.fields) + list(pschema.fields))
     fields = parse_schema(data_schema.json())
     adds = []
@@ -198,7 +201,6 @@ def convert_to_delta(spark: SparkSession, location: str, partition_schema=None, 
     pcols = [f.name for f in pschema.fields]
     txn = log.start_transaction(None)
     stage_metadata(txn, Metadata.new(schema.json(), pcols, session_defaults(), now_ms()))
-    params = {"numFiles": len(adds), "partitionedBy": json.dumps(pcols),
-              "collectStats": collect_stats}
-    return commit(spark, txn, adds, OPERATION, params, {"numConvertedFiles": len(adds)})
+    done = ops.Convert(len(adds), tuple(pcols), bool(collect_stats))
+    return commit(spark, txn, adds, done.name, done.parameters(), {"numConvertedFiles": len(adds)})
 

@@ -32,7 +32,6 @@ vector.
 
 from __future__ import annotations
 
-import json
 import math
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -52,19 +51,20 @@ from sqlext.engine.io.scan import partition_value, scan, stable_row_id_columns
 from sqlext.engine.schemas import quoted_column, spark_schema
 from sqlext.engine.session import parse_size
 from sqlext.errors import AnalysisException, SqlextError
+from sqlext.log import operations as ops
 from sqlext.log.actions import AddFile
 from sqlext.log.pruning import Pruner
 from sqlext.log.snapshot import Snapshot
 from sqlext.log.table import DeltaLog
 from sqlext.log.transaction import now_ms
 
-OPERATION = "OPTIMIZE"
+OPERATION = ops.Optimize.name
 DEFAULT_MAX_FILE_SIZE = 1024 * 1024 * 1024
 MAX_FILE_SIZE_CONF = "spark.databricks.delta.optimize.maxFileSize"
 MIN_FILE_SIZE_CONF = "spark.databricks.delta.optimize.minFileSize"
 MAX_THREADS_CONF = "spark.databricks.delta.optimize.maxThreads"
 MAX_DELETED_ROWS_RATIO_CONF = "spark.databricks.delta.optimize.maxDeletedRowsRatio"
-REORG_OPERATION = "REORG"
+REORG_OPERATION = ops.Reorg.name
 ZORDER_BITS = 8
 ZORDER_SAMPLE_ROWS = 100_000
 
@@ -187,7 +187,7 @@ def _selected_files(spark: SparkSession, log: DeltaLog, snapshot: Snapshot,
         raise AnalysisException(
             f"table {log.name}, version {snapshot.version}: OPTIMIZE WHERE may refer to partition "
             f"columns only ({pcols or 'the table has none'}); {cond.sql!r} refers to {others}. "
-            "The table is unchanged.")
+            "The table is unchanged.", table=log.name, version=snapshot.version)
     candidates = (Pruner.of(cond.predicate, snapshot).prune(snapshot.files)
                   if cond.predicate is not None else snapshot.files)
     with spark_job_errors(log, snapshot, OPERATION):
@@ -203,19 +203,20 @@ def _zorder_columns(log: DeltaLog, snapshot: Snapshot, columns) -> list[str]:
         if key not in names:
             raise AnalysisException(
                 f"table {log.name}, version {snapshot.version}: cannot ZORDER BY {c!r}: no such "
-                f"column (columns: {', '.join(names.values())}). The table is unchanged.")
+                f"column (columns: {', '.join(names.values())}). The table is unchanged.",
+                table=log.name, version=snapshot.version)
         if key in pcols:
             raise AnalysisException(
                 f"table {log.name}, version {snapshot.version}: {names[key]!r} is a partition "
                 "column; ZORDER BY works within partitions, so give data columns only. The "
-                "table is unchanged.")
+                "table is unchanged.", table=log.name, version=snapshot.version)
         dtype = next(f.dataType for f in spark_schema(snapshot.metadata.schema_string).fields
                      if f.name == names[key])
         if isinstance(dtype, (T.StructType, T.ArrayType, T.MapType)):
             raise AnalysisException(
                 f"table {log.name}, version {snapshot.version}: cannot ZORDER BY {names[key]!r} "
                 f"of type {dtype.simpleString()}; give columns of atomic types. The table is "
-                "unchanged.")
+                "unchanged.", table=log.name, version=snapshot.version)
         if names[key] not in out:
             out.append(names[key])
     return out
@@ -284,7 +285,8 @@ def _rewrite_bin(spark: SparkSession, log: DeltaLog, snapshot: Snapshot, files: 
     before, after = total_records(files), total_records([w.add() for w in written])
     if before is not None and after is not None and before != after:
         raise SqlextError(f"table {log.name}, version {snapshot.version}: OPTIMIZE read {before} "
-                          f"rows but wrote {after}; nothing was committed")
+                          f"rows but wrote {after}; nothing was committed",
+                          table=log.name, version=snapshot.version)
     return written
 
 
@@ -340,13 +342,9 @@ def optimize(spark: SparkSession, log: DeltaLog, where=None, zorder_by=None,
                "numDeletionVectorsRemoved": sum(1 for f in removed if f.deletion_vector),
                "numDeletionVectorRowsRemoved": sum(int(f.deletion_vector.get("cardinality") or 0)
                                                    for f in removed if f.deletion_vector)}
-    compact = {"separators": (",", ":")}
-    params = {"predicate": json.dumps([where_sql] if where_sql is not None else [], **compact),
-              "zOrderBy": json.dumps(zorder, **compact), "clusterBy": "[]", "auto": False}
-    if purge:
-        params = {"predicate": params["predicate"], "applyPurge": True}
+    done = ops.Reorg(where_sql) if purge else ops.Optimize(where_sql, tuple(zorder))
     progress(f"committing {len(added)} new file(s), removing {len(removed)}")
-    result.version = commit(spark, txn, actions, operation, params, metrics)
+    result.version = commit(spark, txn, actions, done.name, done.parameters(), metrics)
     progress(f"committed version {result.version}")
     result.removed, result.added, result.metrics = removed, added, metrics
     return result

@@ -19,6 +19,10 @@ a NOT MATCHED BY SOURCE clause changes) are rewritten.
 5. One commit: remove the touched files, add the new ones, with delta-spark's parameters and
    metrics. Concurrent writers are checked against the region and files read.
 
+Steps 3 and 4 run on the driver without a Spark job (:mod:`sqlext.engine.local.merge`) when the
+source is held in the plan and the candidate files are few and small
+(:mod:`sqlext.engine.local.policy`): same files, actions, metrics and errors.
+
 On a table with ``delta.enableDeletionVectors=true`` (merge-on-read, as delta-spark): the join
 also carries each target row's ``_metadata.row_index``; the rows updated or deleted are marked in
 deletion vectors (:mod:`sqlext.engine.dml.marking`) and only updated and inserted rows (and the
