@@ -21,6 +21,7 @@ from sqlglot import exp
 
 from sqlext import names
 from sqlext.catalog import TableRef
+from sqlext.engine.commit import auto_merge
 from sqlext.engine.conditions import sql_text, with_sql_text
 from sqlext.engine.dml.delete import delete
 from sqlext.engine.merge import merge
@@ -28,7 +29,7 @@ from sqlext.engine.merge.clauses import MATCHED, NOT_MATCHED, NOT_MATCHED_BY_SOU
 from sqlext.engine.post_commit import result_row
 from sqlext.engine.read import resolve_snapshot
 from sqlext.engine.generated import computed_columns
-from sqlext.engine.schemas import spark_schema
+from sqlext.engine.schemas import spark_schema, widened_for_insert
 from sqlext.engine.dml.update import update
 from sqlext.errors import AnalysisException, TableNotFoundError, UnsupportedOperationError
 from sqlext.log.table import DeltaLog
@@ -173,6 +174,7 @@ class InsertPlan(P.CallPlan):
         self._check_partition_spec(pcols)
         df = self.source.dataframe(spark)
         targets = self._targets(df, schema)
+        schema = widened_for_insert(snapshot, schema, df.schema, targets, auto_merge(spark))
         constants = {pcols[n.lower()]: _constant(v) for n, v in self.static.items()}
         data = assign(spark, df, schema, targets, constants, self.ref.display)
         predicate, mode = self.replace_where, None
