@@ -17,37 +17,12 @@ import json
 
 import pytest
 
-from tests.deltaspark.test_deltaspark_streaming_schema_tracking import _error_class, _logical
+from tests.deltaspark.test_deltaspark_streaming_schema_tracking import (RUNNER, _error_class,
+                                                                     _logical)
 
-SCRIPT = r'''
-import json
-import os
+SCRIPT = RUNNER + r'''
 def scenario(spark, base, kind):
-    t, ck = base + "/t", base + "/ck"
-    log = ck + "/_schema_log"
-    out = []
-
-    def run(tag, track=True, conf=None, options=None):
-        for k, v in (conf or {}).items():
-            spark.conf.set(k, v)
-        seen = []
-        reader = spark.readStream.format("delta")
-        if track:
-            reader = reader.option("schemaTrackingLocation", log)
-        for k, v in (options or {}).items():
-            reader = reader.option(k, v)
-        try:
-            q = (reader.load(t).writeStream
-                 .foreachBatch(lambda df, i: seen.append(
-                     (i, df.columns, sorted(map(tuple, df.collect())))))
-                 .option("checkpointLocation", ck).trigger(availableNow=True).start())
-            q.awaitTermination()
-            out.append([tag, "ok", seen, ""])
-        except Exception as e:
-            out.append([tag, "error", seen, str(e)])
-        finally:
-            for k in (conf or {}):
-                spark.conf.unset(k)
+    t, log, out, run = runner(spark, base)
     allow = {"spark.databricks.delta.streaming.allowSourceColumnRenameAndDrop": "always"}
     if kind == "consecutive":
         spark.sql(f"CREATE TABLE delta.`{t}` (id long, a string, b string) USING delta "
@@ -82,12 +57,7 @@ def scenario(spark, base, kind):
         run("run2")
         run("allowed", options={"allowSourceColumnTypeChange": "always"})
         run("after", options={"allowSourceColumnTypeChange": "always"})
-    entries = []
-    root = log + "/" + [n for n in os.listdir(log) if n.startswith("_schema_log_")][0]
-    for name in sorted((n for n in os.listdir(root) if n.isdigit()), key=int):
-        head, body = open(os.path.join(root, name)).read().split("\n", 1)
-        entries.append([head, json.loads(body)])
-    return {"runs": out, "entries": entries}
+    return {"runs": out, "entries": schema_log_entries(log)}
 '''
 
 

@@ -17,10 +17,14 @@ import pytest
 
 ALLOW = "spark.databricks.delta.streaming.allowSourceColumnRenameAndDrop"
 
-SCRIPT = r'''
+RUNNER = r'''
 import json
 import os
-def scenario(spark, base, allow_option):
+
+
+def runner(spark, base):
+    """(table, schema log, out, run) under base: run(tag, track, conf, options) is one
+    Trigger.AvailableNow run of the table's stream, its batches and error appended to out."""
     t, ck = base + "/t", base + "/ck"
     log = ck + "/_schema_log"
     out = []
@@ -46,6 +50,22 @@ def scenario(spark, base, allow_option):
         finally:
             for k in (conf or {}):
                 spark.conf.unset(k)
+    return t, log, out, run
+
+
+def schema_log_entries(log):
+    """[format line, entry JSON] of each schema log entry under log."""
+    entries = []
+    root = log + "/" + [n for n in os.listdir(log) if n.startswith("_schema_log_")][0]
+    for name in sorted((n for n in os.listdir(root) if n.isdigit()), key=int):
+        head, body = open(os.path.join(root, name)).read().split("\n", 1)
+        entries.append([head, json.loads(body)])
+    return entries
+'''
+
+SCRIPT = RUNNER + r'''
+def scenario(spark, base, allow_option):
+    t, log, out, run = runner(spark, base)
 
     spark.sql(f"CREATE TABLE delta.`{t}` (id long, a string, b string) USING delta "
               "TBLPROPERTIES ('delta.columnMapping.mode' = 'name')")
@@ -65,12 +85,7 @@ def scenario(spark, base, allow_option):
     run("drop allowed by option", options={"allowSourceColumnDrop": allow_option})
     spark.sql(f"INSERT INTO delta.`{t}` VALUES (5, 'c5')")
     run("after", options={"allowSourceColumnDrop": allow_option})
-    entries = []
-    root = log + "/" + [n for n in os.listdir(log) if n.startswith("_schema_log_")][0]
-    for name in sorted((n for n in os.listdir(root) if n.isdigit()), key=int):
-        head, body = open(os.path.join(root, name)).read().split("\n", 1)
-        entries.append([head, json.loads(body)])
-    return {"runs": out, "entries": entries}
+    return {"runs": out, "entries": schema_log_entries(log)}
 '''
 
 
