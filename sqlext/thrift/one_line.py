@@ -15,7 +15,9 @@ Only the client's text changes: the server logs each failure with its whole stac
 cancel, timeouts and every other call reach Spark's service as they did. The binary transport
 without Kerberos is covered (Spark's processor for it is ``TSetIpAddressProcessor`` over the
 service, which is rebuilt here around the proxy); over the HTTP transport or Kerberos the text
-stays Spark's.
+stays Spark's. Spark's server opens its port and gives each connection its processor when the
+connection opens, a moment before the handler is in place: a client connecting in that moment,
+before the server prints that it listens, keeps Spark's text for that connection.
 """
 
 from __future__ import annotations
@@ -60,8 +62,8 @@ public class SqlextOneLineErrors implements InvocationHandler {
     return result;
   }
 
-  /** The message's own lines (up to the first stack frame or blank line) joined as one line,
-      without the exception's class name. */
+  /** The message's own lines (up to the first stack frame, blank line or query plan) joined
+      as one line, without the exception's class name. */
   public static String oneLine(String text) {
     StringBuilder line = new StringBuilder();
     String[] lines = text.split("\\r?\\n");
@@ -70,6 +72,11 @@ public class SqlextOneLineErrors implements InvocationHandler {
       if (lines[i].startsWith("\\tat ") || (part.length() == 0 && line.length() > 0)) break;
       if (part.length() == 0) continue;
       if (line.length() > 0) line.append(' ');
+      // Spark's AnalysisException ends its message with ";" and the query plan's lines
+      if (part.endsWith(";")) {
+        line.append(part.substring(0, part.length() - 1));
+        break;
+      }
       line.append(part);
     }
     String joined = line.toString();

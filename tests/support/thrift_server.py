@@ -13,6 +13,7 @@ import io
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from tests.support.connect_server import ServerProcess, free_port
@@ -40,6 +41,17 @@ class ThriftServer(ServerProcess):
         env.pop("HIVE_SERVER2_THRIFT_BIND_HOST", None)
         super().__init__(command, env, port, workdir / "thrift-server.log",
                          "sqlext Thrift server", timeout, cwd=workdir)
+        self._wait_for_line("sqlext-thriftserver: listening on", timeout)
+
+    def _wait_for_line(self, text: str, timeout: float) -> None:
+        """Wait for the server's ready line: it prints it once it answers errors in one line
+        (its port opens a moment before: sqlext.thrift.one_line)."""
+        deadline = time.monotonic() + timeout
+        while text not in self.log.read_text(errors="replace"):
+            if time.monotonic() > deadline or self.process.poll() is not None:
+                self.stop()
+                raise RuntimeError(f"the {self.what} did not say it listens; see {self.log}")
+            time.sleep(0.2)
 
 
 def listening_addresses(port: int) -> set[str]:

@@ -202,6 +202,7 @@ def test_errors_over_jdbc_are_one_line_and_the_server_log_keeps_the_stack(spark,
         message = jdbc_error(connection, "SELECT * FROM thrift_nowhere")
         assert_one_line(message)
         assert "[TABLE_OR_VIEW_NOT_FOUND]" in message and "`thrift_nowhere`" in message, message
+        assert message.endswith("line 1 pos 14"), message      # no query plan after it
         message = jdbc_error(connection, "SELEC 1")   # Spark puts this message on line 2
         assert_one_line(message)
         assert "Syntax error at or near 'SELEC'" in message and "(line 1, pos 0)" in message
@@ -278,6 +279,12 @@ def test_the_handler_keeps_the_message_lines_before_the_stack(spark):
     assert cut(parse) == ("Error running query: [P] org.apache.spark.sql.catalyst.parser."
                           "ParseException: [P] Syntax error at or near 'SELEC'. SQLSTATE: 42601 "
                           "(line 1, pos 0)")
+    plan = ("org.apache.hive.service.cli.HiveSQLException: Error running query: [T] "
+            "org.apache.spark.sql.AnalysisException: [T] The table or view `nope` cannot be "
+            "found. SQLSTATE: 42P01; line 1 pos 14;\n'Project [*]\n+- 'UnresolvedRelation "
+            "[nope], [], false\n\n\tat org.apache.spark.A.b(A.scala:1)\n")
+    assert cut(plan) == ("Error running query: [T] org.apache.spark.sql.AnalysisException: [T] "
+                         "The table or view `nope` cannot be found. SQLSTATE: 42P01; line 1 pos 14")
     assert cut("one line") == "one line"
 
 
