@@ -157,10 +157,21 @@ def _writer_to_table(original, self, tableName, format=None, outputMode=None,  #
                         partitionBy, queryName, merged_options(self, options))
 
 
+def _writer_foreach_batch(original, self, func):
+    """On an installed Spark Connect session, the function releases its batch DataFrame
+    when it returns (:class:`sqlext.engine.streaming.sink.ReleasingBatchFunction`)."""
+    spark = session_of(self)
+    if installed(spark) and is_connect(spark):
+        from sqlext.engine.streaming.sink import ReleasingBatchFunction
+        func = ReleasingBatchFunction(func)
+    return original(self, func)
+
+
 _RECORDERS = {"format": record_format, "option": record_option, "options": record_options}
 WRAPPERS = {
     DataStreamReader: {**_RECORDERS, "load": _reader_load, "table": _reader_table},
     DataStreamWriter: {**_RECORDERS, "outputMode": _writer_output_mode,
                        "partitionBy": _writer_partition_by, "start": _writer_start,
+                       "foreachBatch": _writer_foreach_batch,
                        "toTable": _writer_to_table},
 }

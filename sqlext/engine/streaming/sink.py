@@ -76,9 +76,48 @@ def batch_writer(table_ref: TableRef, mode: str, partition_by: list[str] | None,
 
     def write_batch(df: DataFrame, batch_id: int) -> None:
         query_id = checkpoint_query_id(checkpoint) if checkpoint is not None else None
-        write_micro_batch(df, batch_id, table_ref, mode, partition_by, arguments, complete,
-                          query_id, write)
+        try:
+            write_micro_batch(df, batch_id, table_ref, mode, partition_by, arguments, complete,
+                              query_id, write)
+        finally:
+            if checkpoint is not None:
+                release_connect_batch(df)
     return write_batch
+
+
+class ReleasingBatchFunction:
+    """A user's ``foreachBatch`` function on a Spark Connect session after ``sqlext.install``,
+    followed by :func:`release_connect_batch` of its batch DataFrame, so that a batch the
+    function leaves alone (a MERGE skipped by its ``txnVersion``) does not hang pyspark 4.2's
+    worker. Pickled to the server by reference (sqlext is installed there)."""
+
+    def __init__(self, func: Callable[[DataFrame, int], None]):
+        self.func = func
+
+    def __call__(self, df: DataFrame, batch_id: int):
+        try:
+            return self.func(df, batch_id)
+        finally:
+            release_connect_batch(df)
+
+
+def release_connect_batch(df: DataFrame) -> None:
+    """Release a Spark Connect foreachBatch worker's batch DataFrame (the server's cached
+    relation) with an ordinary command, and disarm the release its garbage collection would
+    make. pyspark's ``CachedRemoteRelation.__del__`` sends it as a unary gRPC call to the
+    server-streaming ``ExecutePlan``; a pyspark 4.2 server answers it with more than one
+    message and the call never returns, so a batch DataFrame collected inside the worker (a
+    batch the sink skips, its DataFrame freed as the function returns) hangs the query for
+    good. Nothing to do on a classic session."""
+    plan = getattr(df, "_plan", None)
+    if type(plan).__name__ != "CachedRemoteRelation" or plan._relation_id is None:
+        return
+    from pyspark.sql.connect.plan import RemoveRemoteCachedRelation
+    client = df.sparkSession.client
+    try:
+        client.execute_command(RemoveRemoteCachedRelation(plan).command(session=client))
+    finally:
+        plan._relation_id = None
 
 
 def checkpoint_query_id(checkpoint: str) -> str:
