@@ -8,6 +8,7 @@ passing :data:`SPARK_CONF`; nothing else in the test suite needs to change.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import sys
 from pathlib import Path
@@ -98,15 +99,20 @@ def spark_conf(spark, settings: dict[str, str]):
                 spark.conf.set(k, v)
 
 
+_probe_ids = itertools.count()
+
+
 def jobs_run(spark, fn):
     """(what ``fn()`` returns, how many Spark jobs it ran)."""
     sc = spark.sparkContext
-    sc.setJobGroup("sqlext-probe", "count the jobs of one call")
+    # a group of its own per call: the tracker keeps only spark.ui.retainedJobs jobs, so counting
+    # the growth of one shared group goes wrong (even negative) once older jobs are dropped
+    group = f"sqlext-probe-{next(_probe_ids)}"
+    sc.setJobGroup(group, "count the jobs of one call")
     try:
-        before = len(sc.statusTracker().getJobIdsForGroup("sqlext-probe"))
         result = fn()
         sc._jsc.sc().listenerBus().waitUntilEmpty()   # the tracker learns of jobs from events
-        return result, len(sc.statusTracker().getJobIdsForGroup("sqlext-probe")) - before
+        return result, len(sc.statusTracker().getJobIdsForGroup(group))
     finally:
         sc.setLocalProperty("spark.jobGroup.id", None)
         sc.setLocalProperty("spark.job.description", None)
