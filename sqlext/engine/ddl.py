@@ -104,8 +104,7 @@ def create_table(spark: SparkSession, ref: TableRef, definition: TableDefinition
             _resolve_checks(lambda: df, definition, display, log)
             return write(spark, df, ref, "overwrite" if exists else "errorifexists",
                          partitionBy=definition.partition_by, overwriteSchema=exists,
-                         configuration=definition.properties, operation=operation.name,
-                         operation_parameters=operation.parameters(),
+                         configuration=definition.properties, operation=operation,
                          description=definition.comment, replace_table=replace)
         if definition.schema:
             _resolve_checks(lambda: spark.createDataFrame([], definition.schema), definition,

@@ -22,6 +22,7 @@ from pyspark.sql import types as T
 from sqlext.engine.commit import commit
 from sqlext.engine.dml.command import begin
 from sqlext.errors import AnalysisException
+from sqlext.log import operations as ops
 from sqlext.log import type_widening
 from sqlext.log.protocol_changes import merged
 from sqlext.log.table_ref import TableRef
@@ -36,7 +37,7 @@ def change_column_type(spark: SparkSession, ref: TableRef, path: list[str],
     (``CHANGE COLUMN c c BIGINT COMMENT '...'``: both in one commit, as delta-spark); return the
     version committed."""
     log = DeltaLog(ref.location, name=ref.display)
-    txn, snapshot = begin(log, None, "CHANGE COLUMN", removes_data=False)
+    txn, snapshot = begin(log, None, ops.ChangeColumn.name, removes_data=False)
     schema = json.loads(snapshot.metadata.schema_string)
     case_sensitive = spark.conf.get("spark.sql.caseSensitive", "false").lower() == "true"
     field, holder, key, field_path = _locate(schema, path, case_sensitive, ref, snapshot.version)
@@ -89,8 +90,8 @@ def _commit(spark, txn, snapshot, schema: dict, field: dict) -> int:
         snapshot.metadata, schema_string=json.dumps(schema, separators=(",", ":"))))
     shown = {**field, "metadata": {k: v for k, v in (field.get("metadata") or {}).items()
                                    if k != type_widening.TYPE_CHANGES_KEY}}
-    return commit(spark, txn, [], "CHANGE COLUMN",
-                  {"column": json.dumps(shown, separators=(",", ":"))}, {})
+    operation = ops.ChangeColumn(shown)
+    return commit(spark, txn, [], operation.name, operation.parameters(), {})
 
 
 def _sql(type_json) -> str:

@@ -20,10 +20,11 @@ from sqlext.engine.dml.rewrite import discard
 from sqlext.engine.session import prepare
 from sqlext.engine.table_metadata import stage_metadata
 from sqlext.engine.writes.execution import WriteOutcome, execute_write
-from sqlext.engine.writes.metrics import write_actions, write_metrics, write_parameters
+from sqlext.engine.writes.metrics import write_actions, write_metrics, write_operation
 from sqlext.engine.writes.options import WriteOptions, write_options
 from sqlext.engine.writes.plan import TableWrite, plan_table_write
 from sqlext.errors import ProtocolChangedException
+from sqlext.log.operations import Operation
 from sqlext.log.generated import with_high_water_marks
 from sqlext.log.table_ref import TableRef
 
@@ -33,9 +34,8 @@ def write(spark: SparkSession, df: DataFrame, table_ref: TableRef, mode: str = "
           mergeSchema: bool | None = None, overwriteSchema: bool = False,
           configuration: dict[str, str] | None = None, userMetadata: str | None = None,
           txnAppId: str | None = None, txnVersion: int | None = None, *,
-          partitionOverwriteMode: str | None = None, operation: str | None = None,
-          operation_parameters: dict | None = None, description: str | None = None,
-          replace_table: bool = False) -> int:
+          partitionOverwriteMode: str | None = None, operation: Operation | None = None,
+          description: str | None = None, replace_table: bool = False) -> int:
     """Write ``df`` to the resolved table ``table_ref`` in one commit; returns the version.
 
     See :func:`sqlext.write` for the options (``mergeSchema`` not given: the session's
@@ -44,13 +44,15 @@ def write(spark: SparkSession, df: DataFrame, table_ref: TableRef, mode: str = "
     ``description`` sets the table's comment (SQL ``COMMENT``) when the write creates or
     replaces the table. ``replace_table`` (CREATE OR REPLACE TABLE ... AS SELECT) drops the
     table's CHECK constraints not restated in ``configuration``, as delta-spark's REPLACE does.
+    ``operation``: the commit's operation when not ``WRITE`` (a STREAMING UPDATE, a CREATE TABLE
+    AS SELECT), recorded with the write's parameters followed by its own.
     """
     prepare(spark)
     options = write_options(
         spark, mode, partitionBy, replaceWhere, mergeSchema, overwriteSchema, userMetadata,
         txnAppId, txnVersion, configuration=configuration, description=description,
         partition_overwrite_mode=partitionOverwriteMode, operation=operation,
-        operation_parameters=operation_parameters, replace_table=replace_table)
+        replace_table=replace_table)
     for attempt in range(2):
         try:
             return _write_once(spark, df, table_ref, options)
@@ -89,6 +91,6 @@ def _commit(spark: SparkSession, plan: TableWrite, outcome: WriteOutcome,
         # nothing written, removed or changed: no commit, as delta-spark's commitIfNeeded
         # (spark.databricks.delta.skipRecordingEmptyCommits)
         return plan.snapshot.version
-    return commit(spark, txn, actions, options.operation or "WRITE",
-                  write_parameters(plan, outcome, options), write_metrics(plan, outcome, options),
-                  properties=options.commit)
+    operation = write_operation(plan, outcome, options)
+    return commit(spark, txn, actions, operation.name, operation.parameters(),
+                  write_metrics(plan, outcome, options), properties=options.commit)

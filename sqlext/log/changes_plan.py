@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from sqlext.errors import (ChangeDataFeedError, ChangeDataFilesMissingError,
                            ChangeDataRangeError, VersionNotFoundException)
+from sqlext.log import operations as ops
 from sqlext.log import table_properties as props
 from sqlext.log.actions import (Action, AddCDCFile, AddFile, CommitInfo, Metadata, Protocol,
                                 RemoveFile, decode_path)
@@ -255,7 +256,7 @@ def _has_values(values: dict | None, columns: list[str]) -> bool:
 def _no_op_merge(actions: list[Action]) -> bool:
     """delta-spark's guard: a MERGE that rewrote files but changed no row has no changes."""
     info = next((a for a in actions if isinstance(a, CommitInfo)), None)
-    if info is None or info.values.get("operation") != "MERGE":
+    if info is None or info.values.get("operation") != ops.Merge.name:
         return False
     metrics = info.values.get("operationMetrics") or {}
     return all(str(metrics.get(k)) == "0" for k in

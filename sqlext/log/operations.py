@@ -84,6 +84,26 @@ class StreamingUpdate(Operation):
                 "epochId": str(self.epoch_id)}
 
 
+@dataclasses.dataclass(frozen=True)
+class WriteAs(Operation):
+    """A write committed as another operation (:class:`StreamingUpdate`, one
+    :class:`CreateTable` AS SELECT): ``operation``'s name, ``write``'s parameters followed by
+    ``operation``'s (a key both have keeps its place among ``write``'s, with ``operation``'s
+    value)."""
+
+    write: Write
+    operation: Operation
+
+    @property
+    def name(self) -> str:  # type: ignore[override]
+        """The other operation's name."""
+        return self.operation.name
+
+    def parameters(self) -> dict[str, str]:
+        """:class:`Write`'s parameters, then the other operation's."""
+        return {**self.write.parameters(), **self.operation.parameters()}
+
+
 def _predicate_list(predicate: str | None, **dumps) -> str:
     return json.dumps([predicate] if predicate is not None else [], **dumps)
 
@@ -375,6 +395,6 @@ class Clone(Operation):
 
 #: every operation class, for code that lists or looks them up
 OPERATIONS: tuple[type[Operation], ...] = (
-    Write, StreamingUpdate, Delete, Update, Merge, CreateTable, AddColumns, ChangeColumn,
+    Write, StreamingUpdate, WriteAs, Delete, Update, Merge, CreateTable, AddColumns, ChangeColumn,
     RenameColumn, DropColumns, SetTableProperties, UnsetTableProperties, AddConstraint,
     DropConstraint, Optimize, Reorg, Restore, VacuumStart, VacuumEnd, Convert, Clone)

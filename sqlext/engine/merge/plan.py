@@ -41,6 +41,7 @@ from sqlext.engine.schemas import (nested_type, quote_identifier, refuse_depende
                                    spark_schema, widened_at, written_metadata)
 from sqlext.engine.session import is_connect
 from sqlext.errors import AnalysisException
+from sqlext.log import operations as ops
 from sqlext.log import type_widening
 from sqlext.log.snapshot import Snapshot
 
@@ -225,13 +226,14 @@ class MergePlan:
     def schema_changed(self) -> bool:
         return self.new_schema != self.old_schema
 
-    def parameters(self) -> dict:
-        """delta-spark's ``operationParameters`` of a MERGE."""
-        return {"predicate": [self.on.sql],
-                "matchedPredicates": [c.predicate_parameter() for c in self.of(MATCHED)],
-                "notMatchedPredicates": [c.predicate_parameter() for c in self.of(NOT_MATCHED)],
-                "notMatchedBySourcePredicates": [c.predicate_parameter()
-                                                 for c in self.of(NOT_MATCHED_BY_SOURCE)]}
+    def parameters(self) -> dict[str, str]:
+        """delta-spark's ``operationParameters`` of a MERGE
+        (:class:`~sqlext.log.operations.Merge`'s)."""
+        return ops.Merge(self.on.sql,
+                         tuple(c.predicate_parameter() for c in self.of(MATCHED)),
+                         tuple(c.predicate_parameter() for c in self.of(NOT_MATCHED)),
+                         tuple(c.predicate_parameter() for c in self.of(NOT_MATCHED_BY_SOURCE))
+                         ).parameters()
 
     # --- schema --------------------------------------------------------------------------------
 

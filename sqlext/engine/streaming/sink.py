@@ -17,6 +17,7 @@ from typing import Callable
 from pyspark.sql import DataFrame
 
 from sqlext.errors import SqlextError, UnsupportedOperationError
+from sqlext.log import operations as ops
 from sqlext.log.table_ref import TableRef
 
 #: the SparkContext local property Spark's stream thread sets to the query's id (persisted in
@@ -157,7 +158,5 @@ def write_micro_batch(df: DataFrame, batch_id: int, table_ref: TableRef, mode: s
     complete = mode == "Complete" if complete is None else complete
     return write(spark, df, table_ref, "overwrite" if complete else "append", partition_by,
                  txnAppId=query_id, txnVersion=int(batch_id), partitionOverwriteMode="static",
-                 operation="STREAMING UPDATE",
-                 operation_parameters={"outputMode": mode, "queryId": query_id,
-                                       "epochId": str(batch_id)},
+                 operation=ops.StreamingUpdate(mode, query_id, int(batch_id)),
                  **arguments)

@@ -46,7 +46,7 @@ def execute_write(spark: SparkSession, plan: TableWrite, options: WriteOptions) 
     """Write ``plan``'s rows as data files of the table (on the driver when they are few:
     :mod:`sqlext.engine.local`, else by one Spark job) and, for an overwrite, choose what they
     replace, recording the reads in the plan's transaction."""
-    spark_job = spark_job_errors(plan.ref.display, plan.version, options.operation or "WRITE")
+    spark_job = spark_job_errors(plan.ref.display, plan.version, options.operation_name)
     data, snapshot, size = plan.data, plan.snapshot, codegen.input_bytes(plan.data)
     with spark_job, codegen.interpreted_when_small(spark, size):
         # rows outside replaceWhere are refused before anything is written

@@ -1,14 +1,14 @@
-"""The commit of a write as delta-spark records it: its file actions, ``operationParameters``
-and ``operationMetrics`` (delta-rs ``operations/write/metrics.rs``)."""
+"""The commit of a write as delta-spark records it: its file actions, its operation (with the
+``operationParameters``) and ``operationMetrics`` (delta-rs ``operations/write/metrics.rs``)."""
 
 from __future__ import annotations
 
-import json
 import time
 
 from sqlext.engine.writes.execution import WriteOutcome
 from sqlext.engine.writes.options import WriteOptions
 from sqlext.engine.writes.plan import TableWrite
+from sqlext.log import operations as ops
 from sqlext.log.actions import Action
 from sqlext.log.transaction import now_ms
 
@@ -41,14 +41,11 @@ def write_metrics(plan: TableWrite, outcome: WriteOutcome, options: WriteOptions
     return metrics
 
 
-def write_parameters(plan: TableWrite, outcome: WriteOutcome, options: WriteOptions) -> dict:
-    """``operationParameters`` of the write (the caller's ``operation_parameters`` last)."""
-    params = {"mode": options.save_mode, "partitionBy": json.dumps(plan.partition_columns)}
-    if options.replace_where is not None:
-        params["predicate"] = options.replace_where  # delta-spark: the text, not a JSON list
-    if outcome.dynamic:
-        params["isDynamicPartitionOverwrite"] = True
-    if options.merge_schema:
-        params["canMergeSchema"] = True
-    params.update(options.operation_parameters or {})
-    return params
+def write_operation(plan: TableWrite, outcome: WriteOutcome,
+                    options: WriteOptions) -> ops.Operation:
+    """The write's operation: :class:`~sqlext.log.operations.Write`, or the caller's
+    ``options.operation`` with the write's parameters first
+    (:class:`~sqlext.log.operations.WriteAs`)."""
+    write = ops.Write(options.save_mode, tuple(plan.partition_columns), options.replace_where,
+                      outcome.dynamic, options.merge_schema)
+    return write if options.operation is None else ops.WriteAs(write, options.operation)

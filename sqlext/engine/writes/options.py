@@ -9,6 +9,7 @@ from pyspark.sql import SparkSession
 
 from sqlext.engine.commit import CommitProperties, auto_merge, session_transaction
 from sqlext.errors import IllegalArgumentError, SqlextError
+from sqlext.log.operations import Operation
 
 #: write mode (lowercased) -> its name in ``operationParameters``
 SAVE_MODES = {"append": "Append", "overwrite": "Overwrite", "error": "ErrorIfExists",
@@ -23,9 +24,9 @@ class WriteOptions:
     (None: the table's); ``merge_schema``: resolved against the session's autoMerge setting;
     ``partition_overwrite_mode``: "static"/"dynamic" overriding the session's;
     ``configuration`` and ``description``: table properties and comment of a created or
-    replaced table; ``replace_table``: CREATE OR REPLACE TABLE ... AS SELECT; ``operation`` and
-    ``operation_parameters``: the commit's operation when not ``WRITE``; ``commit``: what the
-    commit records besides (user metadata, application transaction)."""
+    replaced table; ``replace_table``: CREATE OR REPLACE TABLE ... AS SELECT; ``operation``: the
+    commit's operation when not ``WRITE`` (its parameters follow the write's); ``commit``: what
+    the commit records besides (user metadata, application transaction)."""
     mode: str = "append"
     partition_by: tuple[str, ...] | None = None
     replace_where: str | None = None
@@ -35,14 +36,18 @@ class WriteOptions:
     configuration: dict[str, str] | None = None
     description: str | None = None
     replace_table: bool = False
-    operation: str | None = None
-    operation_parameters: dict | None = None
+    operation: Operation | None = None
     commit: CommitProperties = field(default_factory=CommitProperties)
 
     @property
     def save_mode(self) -> str:
         """The mode as ``operationParameters`` names it (``Append``, ``Overwrite``, ...)."""
         return SAVE_MODES[self.mode]
+
+    @property
+    def operation_name(self) -> str:
+        """The commit's operation name: ``WRITE`` or :attr:`operation`'s."""
+        return self.operation.name if self.operation is not None else "WRITE"
 
     @property
     def overwrite(self) -> bool:

@@ -97,7 +97,7 @@ def plan_table_write(spark: SparkSession, df: DataFrame, ref: TableRef,
     if snapshot is not None and not replace_schema:
         refuse_explicit_identity(plan.table_schema, supplied,
                                  f"table {ref.display}, version {snapshot.version}",
-                                 options.operation or "WRITE")
+                                 options.operation_name)
         data = fill_generated(data, plan.table_schema, supplied)
 
     metadata = _metadata(snapshot, plan, pcols, options, replace_schema, ref)
