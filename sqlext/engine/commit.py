@@ -34,6 +34,7 @@ from sqlext import errors
 from sqlext.engine.post_commit import engine_hooks
 from sqlext.engine.session import conf_flag
 from sqlext.log.actions import Action, SetTransaction
+from sqlext.log.operations import Operation
 from sqlext.log.transaction import Transaction, now_ms
 from sqlext.version import VERSION
 
@@ -187,12 +188,14 @@ def commit_fields(spark: SparkSession, explicit_user_metadata: str | None = None
             "user_metadata": user_metadata(spark, explicit_user_metadata)}
 
 
-def commit(spark: SparkSession, txn: Transaction, actions: Iterable[Action], operation: str,
-           parameters: dict | None = None, metrics: dict | None = None, *,
+def commit(spark: SparkSession, txn: Transaction, actions: Iterable[Action],
+           operation: Operation | str, parameters: dict | None = None,
+           metrics: dict | None = None, *,
            properties: CommitProperties = CommitProperties()) -> int:
     """Commit ``actions`` through the kernel transaction ``txn`` with the commitInfo assembled
     as the module docstring says (``properties``: :class:`CommitProperties`); returns the new
-    version. After it, the transaction runs the kernel's post-commit hooks and the engine's
+    version. ``operation``: an :class:`~sqlext.log.operations.Operation` (``parameters`` None),
+    or a name with its ``parameters``, as :meth:`Transaction.commit` takes them. After it, the transaction runs the kernel's post-commit hooks and the engine's
     (:mod:`sqlext.engine.post_commit`: the symlink manifest of a table with
     ``delta.compatibility.symlinkFormatManifest.enabled``)."""
     actions = list(actions)

@@ -169,8 +169,7 @@ def _commit_schema(spark: SparkSession, log: DeltaLog, ref: TableRef, definition
     txn.read_whole_table()
     ts = now_ms()
     removes = [f.remove(ts) for f in snapshot.files]
-    return commit(spark, txn, removes, operation.name, operation.parameters(),
-                  {"numRemovedFiles": len(removes)})
+    return commit(spark, txn, removes, operation, metrics={"numRemovedFiles": len(removes)})
 
 
 def check_existing_columns(spark: SparkSession, ref: TableRef, definition: TableDefinition,
@@ -519,4 +518,4 @@ def sync_identity(spark: SparkSession, ref: TableRef, column: str) -> int:
 
 def _commit(spark: SparkSession, txn, operation: ops.Operation) -> int:
     """Commit the metadata change staged on ``txn`` as ``operation`` (no file actions)."""
-    return commit(spark, txn, [], operation.name, operation.parameters(), {})
+    return commit(spark, txn, [], operation, metrics={})

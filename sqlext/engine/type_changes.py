@@ -90,8 +90,7 @@ def _commit(spark, txn, snapshot, schema: dict, field: dict) -> int:
         snapshot.metadata, schema_string=json.dumps(schema, separators=(",", ":"))))
     shown = {**field, "metadata": {k: v for k, v in (field.get("metadata") or {}).items()
                                    if k != type_widening.TYPE_CHANGES_KEY}}
-    operation = ops.ChangeColumn(shown)
-    return commit(spark, txn, [], operation.name, operation.parameters(), {})
+    return commit(spark, txn, [], ops.ChangeColumn(shown), metrics={})
 
 
 def _sql(type_json) -> str:

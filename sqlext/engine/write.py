@@ -91,6 +91,5 @@ def _commit(spark: SparkSession, plan: TableWrite, outcome: WriteOutcome,
         # nothing written, removed or changed: no commit, as delta-spark's commitIfNeeded
         # (spark.databricks.delta.skipRecordingEmptyCommits)
         return plan.snapshot.version
-    operation = write_operation(plan, outcome, options)
-    return commit(spark, txn, actions, operation.name, operation.parameters(),
-                  write_metrics(plan, outcome, options), properties=options.commit)
+    return commit(spark, txn, actions, write_operation(plan, outcome, options),
+                  metrics=write_metrics(plan, outcome, options), properties=options.commit)

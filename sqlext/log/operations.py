@@ -5,8 +5,8 @@ Each operation holds its ``commitInfo.operation`` name (:attr:`Operation.name`) 
 parameters; :meth:`Operation.parameters` gives ``commitInfo.operationParameters`` exactly as
 delta-spark writes them: a map of strings, where lists and maps are JSON text and booleans are
 ``"true"`` / ``"false"``. A parameter that is None is left out. Commands build an operation and
-hand its name and parameters to the commit (:meth:`sqlext.log.transaction.Transaction.commit`,
-:func:`sqlext.engine.commit.commit`).
+hand it to the commit (:meth:`sqlext.log.transaction.Transaction.commit`,
+:func:`sqlext.engine.commit.commit`), which records its name and parameters.
 
 The JSON text is byte for byte what earlier releases wrote: some parameters are compact
 (``["a","b"]``, as delta-spark), others keep Python's default separators (``["a", "b"]``);

@@ -147,6 +147,5 @@ def restore_table(log: DeltaLog, version: int | None = None, timestamp_ms: int |
                "restoredFilesSize": sum(f.size for f in to_add)}
     done = ops.Restore(target_version if version is not None else None,
                        timestamp_text if timestamp_ms is not None else None)
-    committed = txn.commit(actions, done.name, done.parameters(), metrics, user_metadata,
-                           engine_info)
+    committed = txn.commit(actions, done, None, metrics, user_metadata, engine_info)
     return RestoreResult(committed, target_version, metrics)

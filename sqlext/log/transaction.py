@@ -28,6 +28,7 @@ from sqlext.log.cleanup import cleanup_expired_logs
 from sqlext.log.column_mapping import assign_column_mapping
 from sqlext.log.conflicts import (SERIALIZABLE, WRITE_SERIALIZABLE, ReadSet, WinningCommit,
                                   check_conflicts, pruner_factory)
+from sqlext.log.operations import Operation
 from sqlext.log.protocol import check_writable
 from sqlext.log import row_tracking
 from sqlext.log.pruning import parse_predicate
@@ -161,14 +162,23 @@ class Transaction:
 
     # --- commit -----------------------------------------------------------------------------
 
-    def commit(self, actions: Iterable[Action], operation: str, parameters: dict | None = None,
-               metrics: dict | None = None, user_metadata: str | None = None,
-               engine_info: str = ENGINE_INFO, extra_info: dict | None = None) -> int:
+    def commit(self, actions: Iterable[Action], operation: Operation | str,
+               parameters: dict | None = None, metrics: dict | None = None,
+               user_metadata: str | None = None, engine_info: str = ENGINE_INFO,
+               extra_info: dict | None = None) -> int:
         """Commit ``actions`` as one new version and return it.
 
-        Retries at later versions while the winners do not conflict; raises the typed
-        :class:`~sqlext.errors.ConcurrentModificationException` subclass when one does.
+        ``operation``: an :class:`~sqlext.log.operations.Operation`, which gives the
+        commitInfo's ``operation`` and ``operationParameters`` (``parameters`` stays None), or
+        an operation's name with its ``parameters`` (the older form, kept for callers that
+        have no operation object). Retries at later versions while the winners do not
+        conflict; raises the typed :class:`~sqlext.errors.ConcurrentModificationException`
+        subclass when one does.
         """
+        if isinstance(operation, Operation):
+            if parameters is not None:
+                raise TypeError(f"{operation.name}: an Operation brings its own parameters")
+            operation, parameters = operation.name, operation.parameters()
         if self.committed_version is not None:
             raise SqlextError(f"table {self.log.name}: this transaction already committed "
                               f"version {self.committed_version}", table=self.log.name,

@@ -385,7 +385,7 @@ def collect_garbage(log_: DeltaLog, retention_hours: float | None = None, dry_ru
         start = ops.VacuumStart(bool(check_retention), default_ms,
                                 retention_ms if retention_hours is not None else None)
         result.start_version = log_.start_transaction().commit(
-            [], start.name, start.parameters(),
+            [], start, None,
             {"numFilesToDelete": len(result.files) + len(result.directories),
              "sizeOfDataToDelete": result.bytes}, user_metadata, engine_info)
     try:
@@ -394,12 +394,12 @@ def collect_garbage(log_: DeltaLog, retention_hours: float | None = None, dry_ru
         if log_commits:
             end = ops.VacuumEnd(ops.VacuumEnd.FAILED)
             result.end_version = log_.start_transaction().commit(
-                [], end.name, end.parameters(), None, user_metadata, engine_info)
+                [], end, None, None, user_metadata, engine_info)
         raise
     if log_commits:
         end = ops.VacuumEnd(ops.VacuumEnd.COMPLETED)
         result.end_version = log_.start_transaction().commit(
-            [], end.name, end.parameters(),
+            [], end, None,
             {"numDeletedFiles": deleted, "numVacuumedDirectories": result.directories_listed},
             user_metadata, engine_info)
     log.info("table %s: VACUUM deleted %d files and directories in a total of %d directories",

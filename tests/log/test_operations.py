@@ -143,3 +143,14 @@ def test_kernel_commits_write_the_parameters(tmp_path):
                                      "defaultRetentionMillis": "604800000",
                                      "specifiedRetentionMillis": "0"})),
         ("VACUUM END", json.dumps({"status": "COMPLETED"}))]
+
+
+def test_an_operation_brings_its_own_parameters(tmp_path):
+    log = create_table(tmp_path / "t")
+    txn = log.start_transaction()
+    with pytest.raises(TypeError):
+        txn.commit([], ops.Optimize(), {"predicate": "[]"})
+    version = txn.commit([], ops.Optimize(), metrics={"numAddedFiles": 0})
+    info = _commit_infos(DeltaLog(str(tmp_path / "t")))[version]
+    assert (info["operation"], json.dumps(info["operationParameters"])) == (
+        "OPTIMIZE", json.dumps(ops.Optimize().parameters()))

@@ -111,8 +111,7 @@ def commit(spark: SparkSession, txn: Transaction, actions: list, operation: ops.
         metrics["executionTimeMs"] = timer.total()
         return DmlResult(None, metrics)
     metrics["executionTimeMs"] = timer.total()
-    version = commit_assembly.commit(spark, txn, actions, operation.name, operation.parameters(),
-                                     metrics)
+    version = commit_assembly.commit(spark, txn, actions, operation, metrics=metrics)
     return DmlResult(version, metrics)
 
 

@@ -115,7 +115,7 @@ def shallow_clone(spark: SparkSession, source: CloneSource, target: TableRef,
                "removedFilesSize": sum(r.size or 0 for r in removes), "copiedFilesSize": 0}
     try:
         done = ops.Clone(source.label, src.version)
-        return commit(spark, txn, removes + adds, done.name, done.parameters(), metrics)
+        return commit(spark, txn, removes + adds, done, metrics=metrics)
     except ConcurrentModificationException as exc:
         if existing is None:
             raise TableAlreadyExistsError(f"CLONE {source.label}: table {target.display} was "

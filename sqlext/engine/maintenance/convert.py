@@ -202,5 +202,5 @@ def convert_to_delta(spark: SparkSession, location: str, partition_schema=None, 
     txn = log.start_transaction(None)
     stage_metadata(txn, Metadata.new(schema.json(), pcols, session_defaults(), now_ms()))
     done = ops.Convert(len(adds), tuple(pcols), bool(collect_stats))
-    return commit(spark, txn, adds, done.name, done.parameters(), {"numConvertedFiles": len(adds)})
+    return commit(spark, txn, adds, done, metrics={"numConvertedFiles": len(adds)})
 

@@ -344,7 +344,7 @@ def optimize(spark: SparkSession, log: DeltaLog, where=None, zorder_by=None,
                                                    for f in removed if f.deletion_vector)}
     done = ops.Reorg(where_sql) if purge else ops.Optimize(where_sql, tuple(zorder))
     progress(f"committing {len(added)} new file(s), removing {len(removed)}")
-    result.version = commit(spark, txn, actions, done.name, done.parameters(), metrics)
+    result.version = commit(spark, txn, actions, done, metrics=metrics)
     progress(f"committed version {result.version}")
     result.removed, result.added, result.metrics = removed, added, metrics
     return result
