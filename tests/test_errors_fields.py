@@ -198,3 +198,49 @@ def test_change_feed_range_error(spark, table):
     err = info.value
     assert (err.table, err.version, err.sqlstate) == (table, 4, "22003")
     assert err.error_class == "DELTA_CDC_START_VERSION_AFTER_LATEST"
+
+
+# --- the last raise sites on class defaults: ALTER / DROP statements, reads, the change feed ----
+
+
+def test_alter_and_drop_errors_name_the_table(spark, table):
+    named = f"delta.`{table}`"
+    cases = [(f"ALTER TABLE {named} RENAME TO other", errors.UnsupportedOperationError, named),
+             (f"DROP TABLE {named}", errors.UnsupportedOperationError, named),
+             (f"ALTER TABLE {named} CHANGE COLUMN v w STRING COMMENT 'x'",
+              errors.UnsupportedOperationError, table),
+             (f"ALTER TABLE {named} ADD CONSTRAINT pk PRIMARY KEY (id)",
+              errors.UnsupportedOperationError, table)]
+    for statement, kind, name in cases:
+        with pytest.raises(kind) as info:
+            sqlext.sql(spark, statement)
+        assert (info.value.table, info.value.sqlstate) == (name, "0A000"), statement
+
+
+def test_schema_errors_carry_sparks_conditions(spark):
+    with pytest.raises(errors.AnalysisException) as info:
+        sqlext.sql(spark, "DROP SCHEMA no_such_schema_fields")
+    err = info.value
+    assert (err.error_class, err.sqlstate) == ("SCHEMA_NOT_FOUND", "42704")
+    assert err.getCondition() == "SCHEMA_NOT_FOUND"
+
+
+@pytest.mark.parametrize("when,kind", [("not a time", errors.AnalysisException),
+                                       ([2024], errors.SqlextError)], ids=["text", "list"])
+def test_bad_timestamp_names_the_table(spark, table, when, kind):
+    with pytest.raises(kind) as info:
+        sqlext.read(spark, table, timestampAsOf=when)
+    assert info.value.table == table
+
+
+@pytest.mark.parametrize("arguments", [
+    {"deduplicationMode": "bogus"},
+    {"computeUpdates": True},
+    {"identifierColumns": ["nope"], "deduplicationMode": "netChanges"},
+], ids=["mode", "updates-without-keys", "unknown-key"])
+def test_change_feed_option_errors_name_the_table(spark, table, arguments):
+    sqlext.sql(spark, f"ALTER TABLE delta.`{table}` SET TBLPROPERTIES "
+                      "(delta.enableChangeDataFeed = true)")
+    with pytest.raises(errors.ChangeDataFeedError) as info:
+        sqlext.changes(spark, table, startingVersion=1, **arguments).collect()
+    assert info.value.table == table

@@ -26,16 +26,16 @@ def timestamp_ms(value, spark: SparkSession | None = None, table: str | None = N
     delta-spark refuses it at analysis.
     """
     try:
-        return _timestamp_ms(value, spark)
+        return _timestamp_ms(value, spark, table)
     except ValueError as exc:
         where = f"table {table}: " if table else ""
         raise AnalysisException(
             f"{where}cannot use {value!r} as a timestamp ({exc}); give e.g. '2024-05-01', "
-            "'2024-05-01 12:00:00' or '2024-05-01T12:00:00Z'. Nothing was read or changed."
-        ) from exc
+            "'2024-05-01 12:00:00' or '2024-05-01T12:00:00Z'. Nothing was read or changed.",
+            table=table) from exc
 
 
-def _timestamp_ms(value, spark: SparkSession | None) -> int:
+def _timestamp_ms(value, spark: SparkSession | None, table: str | None = None) -> int:
     if isinstance(value, (int, float)):
         return int(value)
     if isinstance(value, str):
@@ -54,7 +54,8 @@ def _timestamp_ms(value, spark: SparkSession | None) -> int:
     if isinstance(value, _dt.date):
         return int(_dt.datetime(value.year, value.month, value.day,
                                 tzinfo=_dt.timezone.utc).timestamp() * 1000)
-    raise SqlextError(f"cannot use {value!r} as a timestamp: give text, a datetime or a date")
+    raise SqlextError(f"cannot use {value!r} as a timestamp: give text, a datetime or a date",
+                      table=table)
 
 
 def resolve_snapshot(spark: SparkSession, ref: TableRef, versionAsOf=None,

@@ -52,7 +52,8 @@ def plan_drop_table(resolver: Resolver, stmt: exp.Drop) -> P.Plan | None:
     if delta_path(table) is not None:
         raise UnsupportedOperationError(
             f"DROP TABLE {label(table)}: a path table has no name to drop; DROP TABLE works on "
-            "tables registered by name (delete the directory to remove a path table)")
+            "tables registered by name (delete the directory to remove a path table)",
+            table=label(table))
     names = resolver.schema_and_name(table)
     if names is None:
         return None
@@ -64,7 +65,7 @@ def plan_drop_table(resolver: Resolver, stmt: exp.Drop) -> P.Plan | None:
             ref = managed
         elif resolver.views.persistent(schema, name) is not None:
             raise AnalysisException(f"DROP TABLE {label(table)}: {schema}.{name} is a view; use "
-                                    "DROP VIEW")
+                                    "DROP VIEW", table=label(table))
         else:
             return None
     spark = resolver.spark
@@ -83,12 +84,12 @@ def plan_alter(resolver: Resolver, stmt: exp.Alter) -> P.Plan | None:
         return None
     text = label(table)
     if target.kind is not Kind.TABLE:
-        raise AnalysisException(f"ALTER TABLE {text}: {text} is not a table")
+        raise AnalysisException(f"ALTER TABLE {text}: {text} is not a table", table=text)
     ref = target.ref
     actions = stmt.args.get("actions") or []
     if len(actions) != 1:
         raise UnsupportedOperationError(f"ALTER TABLE {text}: one action at a time; supported: "
-                                        f"{ALTER_SUPPORTED}")
+                                        f"{ALTER_SUPPORTED}", table=text)
     action = actions[0]
     spark = resolver.spark
     if isinstance(action, (exp.Schema, exp.ColumnDef)):
@@ -138,7 +139,7 @@ def plan_alter(resolver: Resolver, stmt: exp.Alter) -> P.Plan | None:
             return _plan(lambda: ddl.drop_check_constraint(spark, ref, names[0].name,
                                                            bool(action.args.get("exists"))))
     raise UnsupportedOperationError(f"ALTER TABLE {text}: {action.sql(dialect='spark')} is not "
-                                    f"supported; supported: {ALTER_SUPPORTED}")
+                                    f"supported; supported: {ALTER_SUPPORTED}", table=text)
 
 
 def _plan(change) -> P.Plan:
@@ -157,7 +158,7 @@ def _column_name(node: exp.Expression, ref: TableRef) -> str:
     raise UnsupportedOperationError(f"ALTER TABLE {ref.display} ALTER COLUMN "
                                     f"{node.sql(dialect='spark')}: SET / DROP NOT NULL and SYNC "
                                     "IDENTITY apply to top-level columns only; the table is "
-                                    "unchanged")
+                                    "unchanged", table=ref.display)
 
 
 def _field_path(node: exp.Expression, ref: TableRef) -> list[str]:
@@ -167,7 +168,7 @@ def _field_path(node: exp.Expression, ref: TableRef) -> list[str]:
     if isinstance(node, (exp.Column, exp.Dot)):
         return [p.name for p in node.parts]
     raise UnsupportedOperationError(f"ALTER TABLE {ref.display}: {node.sql(dialect='spark')} is "
-                                    "not a column name; the table is unchanged")
+                                    "not a column name; the table is unchanged", table=ref.display)
 
 
 def _check_constraint(action: exp.AddConstraint, ref: TableRef) -> tuple[str, exp.Expression]:
@@ -180,7 +181,8 @@ def _check_constraint(action: exp.AddConstraint, ref: TableRef) -> tuple[str, ex
         raise UnsupportedOperationError(
             f"ALTER TABLE {ref.display} {action.sql(dialect='spark')}: only CHECK constraints "
             "can be added to a Delta table (ADD CONSTRAINT name CHECK (expr)); PRIMARY KEY, "
-            "FOREIGN KEY and UNIQUE are not supported (Delta does not enforce them)")
+            "FOREIGN KEY and UNIQUE are not supported (Delta does not enforce them)",
+            table=ref.display)
     check = kinds[0].this
     return constraint.name, with_sql_text(check, splice.render(check).text)
 
@@ -194,7 +196,7 @@ def _type_change(spark: SparkSession, ref: TableRef, action: exp.AlterColumn):
         raise UnsupportedOperationError(f"ALTER TABLE {ref.display} CHANGE COLUMN {path[-1]}: "
                                         f"renaming a column ({path[-1]} to {new_name.name}) is "
                                         "not supported here (use RENAME COLUMN); the table is "
-                                        "unchanged")
+                                        "unchanged", table=ref.display)
     dtype = struct_from_columns(spark, [exp.ColumnDef(this=exp.to_identifier(path[-1]),
                                                       kind=action.args["dtype"].copy())],
                                 ref.display).fields[0].dataType
@@ -209,7 +211,7 @@ def _set_comment(spark: SparkSession, ref: TableRef, action: exp.AlterColumn) ->
     if new_name is not None and new_name.name.lower() != column.lower():
         raise UnsupportedOperationError(f"ALTER TABLE {ref.display} CHANGE COLUMN {column}: "
                                         f"renaming a column ({column} to {new_name.name}) is not "
-                                        "supported; only its COMMENT can change")
+                                        "supported; only its COMMENT can change", table=ref.display)
     expected = None
     if dtype is not None:
         expected = struct_from_columns(spark, [exp.ColumnDef(this=exp.to_identifier(column),
@@ -222,14 +224,16 @@ def _rename(resolver: Resolver, table: exp.Table, ref: TableRef, new: exp.Table)
     text = label(table)
     if not ref.name:
         raise UnsupportedOperationError(f"ALTER TABLE {text} RENAME TO: a path table has no name "
-                                        "to change")
+                                        "to change", table=text)
     names = resolver.schema_and_name(new)
     if names is None:
-        raise AnalysisException(f"ALTER TABLE {text} RENAME TO {label(new)}: not a valid name")
+        raise AnalysisException(f"ALTER TABLE {text} RENAME TO {label(new)}: not a valid name",
+                                table=text)
     schema = names[0] if new.args.get("db") else ref.schema
     if schema != ref.schema:
         raise UnsupportedOperationError(f"ALTER TABLE {text} RENAME TO {label(new)}: a table "
-                                        f"cannot move from schema {ref.schema} to {schema}")
+                                        f"cannot move from schema {ref.schema} to {schema}",
+                                        table=text)
     return table_names.rename_table(resolver.spark, ref, names[1])
 
 
@@ -261,7 +265,8 @@ def plan_create_schema(resolver: Resolver, stmt: exp.Create) -> P.Plan | None:
             if stmt.args.get("exists"):
                 return None
             raise AnalysisException(f"CREATE SCHEMA: schema `{name}` already exists; use CREATE "
-                                    "SCHEMA IF NOT EXISTS")
+                                    "SCHEMA IF NOT EXISTS", error_class="SCHEMA_ALREADY_EXISTS",
+                                    sqlstate="42P06")
         P.spark_sql(spark, rendered)
         catalog.create_schema(name, True)
         return None
@@ -283,13 +288,15 @@ def plan_drop_schema(resolver: Resolver, stmt: exp.Drop) -> P.Plan | None:
         if not catalog.schema_exists(name):
             if stmt.args.get("exists"):
                 return None
-            raise AnalysisException(f"DROP SCHEMA: schema `{name}` not found")
+            raise AnalysisException(f"DROP SCHEMA: schema `{name}` not found",
+                                    error_class="SCHEMA_NOT_FOUND", sqlstate="42704")
         owned = catalog.list_tables(name)
         views = resolver.views.persistent_views(name)
         if (owned or views) and not stmt.args.get("cascade"):
             raise AnalysisException(
                 f"DROP SCHEMA: schema `{name}` is not empty (tables {owned + views}); drop them "
-                f"first or use DROP SCHEMA {name} CASCADE")
+                f"first or use DROP SCHEMA {name} CASCADE", error_class="SCHEMA_NOT_EMPTY",
+                sqlstate="2BP01")
         if spark.catalog.databaseExists(name):
             P.spark_sql(spark, rendered)
         for table in owned:

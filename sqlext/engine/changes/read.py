@@ -85,7 +85,8 @@ def changes_of(spark: SparkSession, ref: TableRef, startingVersion=None, endingV
     mode = MODES.get(str(deduplicationMode).lower())
     if mode is None:
         raise ChangeDataFeedError(f"table {ref.display}: deduplicationMode must be one of none, "
-                                  f"dropCarryovers, netChanges, not {deduplicationMode!r}")
+                                  f"dropCarryovers, netChanges, not {deduplicationMode!r}",
+                                  table=ref.display)
     listing = log.listing()
     log.require_table(listing)
     times = log.commit_timestamps(listing)
@@ -104,13 +105,15 @@ def changes_of(spark: SparkSession, ref: TableRef, startingVersion=None, endingV
     if computeUpdates and not keys:
         raise ChangeDataFeedError(
             f"table {ref.display}: computeUpdates needs identifierColumns, the columns that "
-            "identify a row (e.g. identifierColumns=['id']), to pair a delete with an insert")
+            "identify a row (e.g. identifierColumns=['id']), to pair a delete with an insert",
+            table=ref.display)
     if computeUpdates and mode == "none" and plan.inferred_rewrites:
         raise ChangeDataFeedError(
             f"table {ref.display}: version(s) {plan.inferred_rewrites} rewrote files without "
             "change data files, so their changes include rows that were only copied (a delete "
             "and an identical insert); computeUpdates would report those as updates. Use "
-            "deduplicationMode='dropCarryovers' or 'netChanges' with computeUpdates")
+            "deduplicationMode='dropCarryovers' or 'netChanges' with computeUpdates",
+            table=ref.display, version=plan.inferred_rewrites[0])
     keyed = bool(keys) and (computeUpdates or mode == "netChanges")
     condition, early = None, False
     if filter is not None:
@@ -213,7 +216,7 @@ def _require_unique_keys(table: str, df: DataFrame, keys: list[str], plan: Chang
         f"table {table}: identifier columns {keys} do not identify one row: key ({key}) has "
         f"{hit['count']} '{hit['change_type']}' changes in version {hit['version']} (range "
         f"{plan.start}..{plan.end}). Give identifierColumns that are unique per row, or read "
-        "without computeUpdates / netChanges by key")
+        "without computeUpdates / netChanges by key", table=table, version=hit["version"])
 
 
 def _identifier_columns(table: str, schema: T.StructType, given) -> list[str]:
@@ -225,7 +228,8 @@ def _identifier_columns(table: str, schema: T.StructType, given) -> list[str]:
     if unknown or not wanted:
         raise ChangeDataFeedError(
             f"table {table}: identifierColumns {wanted!r} must name columns of the table "
-            f"({', '.join(names.values())})" + (f"; unknown: {unknown}" if unknown else ""))
+            f"({', '.join(names.values())})" + (f"; unknown: {unknown}" if unknown else ""),
+            table=table)
     return list(dict.fromkeys(names[c.lower()] for c in wanted))
 
 
@@ -234,7 +238,8 @@ def _check_reserved(table: str, schema: T.StructType) -> None:
              if f.name.lower() in {c.name for c in CHANGE_FIELDS}]
     if clash:
         raise ChangeDataFeedError(f"table {table}: column(s) {clash} clash with the change "
-                                  "feed's own columns; rename them to read the change feed")
+                                  "feed's own columns; rename them to read the change feed",
+                                  table=table)
 
 
 def _empty(spark: SparkSession, schema: T.StructType) -> DataFrame:
