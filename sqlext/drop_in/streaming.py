@@ -43,7 +43,7 @@ def _stream_of(reader, table: str, options: dict) -> DataFrame:
     # startingTimestamp without an offset is read in the session's time zone, as delta-spark
     options.setdefault(TIME_ZONE_OPTION, spark.conf.get("spark.sql.session.timeZone", "UTC"))
     # the session's allowSourceColumn* settings, for a stream with schemaTrackingLocation
-    options.update(session_settings(lambda key: spark.conf.get(key, None), options))
+    options.update(session_settings(lambda: spark.conf.getAll, options))
     return type(reader).load.__wrapped__(reader, ref.location, SOURCE_NAME, None, **options)
 
 
@@ -112,16 +112,46 @@ def _start_delta(self, original, ref, outputMode, partitionBy, queryName,
     return original(self, None, None, mode.lower(), None, queryName)
 
 
-def _connect_checkpoint(writer, spark, options: dict, query_name) -> str:
-    """A Connect query's checkpoint location, as Spark derives it: the ``checkpointLocation``
-    option, else ``<spark.sql.streaming.checkpointLocation>/<queryName>``."""
+def _checkpoint_of(spark, options: dict, name) -> str | None:
+    """A query's checkpoint location, as Spark derives it: the ``checkpointLocation`` option,
+    else ``<spark.sql.streaming.checkpointLocation>/<queryName>``; None when neither is given."""
     given = options.get("checkpointlocation")
     if given:
         return str(given)
     parent = spark.conf.get(CHECKPOINT_CONF, None)
-    name = query_name or writer._write_proto.query_name
-    if parent and name:
-        return parent.rstrip("/") + "/" + name
+    return parent.rstrip("/") + "/" + name if parent and name else None
+
+
+def _check_schema_locations(writer, options: dict, query_name) -> None:
+    """delta-spark's check, when a query starts, that each sqlext Delta source's
+    ``schemaTrackingLocation`` is under the query's checkpoint (a classic session: the sources'
+    options are read from the query's plan in the JVM; unchecked without a known checkpoint)."""
+    from sqlext.engine.streaming.schema_log import (ALLOW_OUTSIDE, check_under_checkpoint,
+                                                    tracking_location)
+    from sqlext.engine.streaming.source import SOURCE_NAME
+    spark = session_of(writer)
+    if is_connect(spark):
+        return
+    checkpoint = _checkpoint_of(spark, options, query_name)
+    if checkpoint is None or str(spark.conf.get(ALLOW_OUTSIDE, "false")).lower() == "true":
+        return
+    leaves = writer._df._jdf.queryExecution().analyzed().collectLeaves().iterator()
+    while leaves.hasNext():
+        leaf = leaves.next()
+        if leaf.getClass().getSimpleName() == "StreamingRelationV2" \
+                and leaf.sourceName() == SOURCE_NAME:
+            opts = {str(k).lower(): v
+                    for k, v in dict(leaf.extraOptions().asCaseSensitiveMap()).items()}
+            location = tracking_location(opts)
+            if location is not None:
+                check_under_checkpoint(location, checkpoint, str(opts.get("path")))
+
+
+def _connect_checkpoint(writer, spark, options: dict, query_name) -> str:
+    """A Connect query's checkpoint location (:func:`_checkpoint_of`), which it needs."""
+    found = _checkpoint_of(spark, options, query_name or writer._write_proto.query_name)
+    if found is not None:
+        return found
     raise SqlextError("a Delta stream sink on Spark Connect needs its checkpoint's location: "
                       ".option('checkpointLocation', '/path') (or a queryName with "
                       f"{CHECKPOINT_CONF} set); its commits carry the query id kept there")
@@ -130,6 +160,8 @@ def _connect_checkpoint(writer, spark, options: dict, query_name) -> str:
 def _writer_start(original, self, path=None, format=None, outputMode=None,  # noqa: A002
                   partitionBy=None, queryName=None, **options):
     fmt = str(format or recorded(self, FORMAT, "")).lower()
+    if installed(session_of(self)):
+        _check_schema_locations(self, merged_options(self, options), queryName)
     if fmt != "delta" or not installed(session_of(self)):
         _spark_partitions(self)
         return original(self, path, format, outputMode, partitionBy, queryName, **options)
@@ -147,6 +179,8 @@ def _writer_to_table(original, self, tableName, format=None, outputMode=None,  #
                      partitionBy=None, queryName=None, **options):
     fmt = str(format or recorded(self, FORMAT, "")).lower()
     spark = session_of(self)
+    if installed(spark):
+        _check_schema_locations(self, merged_options(self, options), queryName)
     if not installed(spark) or not (fmt == "delta" or is_sqlext_table(spark, tableName)):
         _spark_partitions(self)
         return original(self, tableName, format, outputMode, partitionBy, queryName, **options)

@@ -24,7 +24,8 @@ import os
 
 def runner(spark, base):
     """(table, schema log, out, run) under base: run(tag, track, conf, options) is one
-    Trigger.AvailableNow run of the table's stream, its batches and error appended to out."""
+    Trigger.AvailableNow run of the table's stream (track: with the schema log, or the
+    schemaTrackingLocation given), its batches and error appended to out."""
     t, ck = base + "/t", base + "/ck"
     log = ck + "/_schema_log"
     out = []
@@ -35,7 +36,7 @@ def runner(spark, base):
         seen = []
         reader = spark.readStream.format("delta")
         if track:
-            reader = reader.option("schemaTrackingLocation", log)
+            reader = reader.option("schemaTrackingLocation", log if track is True else track)
         for k, v in (options or {}).items():
             reader = reader.option(k, v)
         try:

@@ -47,6 +47,10 @@ def test_widened_types_match_columns_by_mapping_id_else_name():
     mapped = schema(("a", "integer", {"delta.columnMapping.id": 1}))
     renamed = schema(("b", "long", {"delta.columnMapping.id": 1}))
     assert widened_types(mapped, renamed) == [(("a",), "INT", "BIGINT")]
+    # named by its physical name where it has one, as delta-spark's error does
+    physical = {"delta.columnMapping.id": 1, "delta.columnMapping.physicalName": "col-1"}
+    assert widened_types(schema(("a", "integer", physical)), schema(("b", "long", physical))) \
+        == [(("col-1",), "INT", "BIGINT")]
 
 
 def _run(spark, table, ck, **options):
@@ -87,7 +91,8 @@ def test_checkpoint_setting_unblocks_its_stream_and_version(drop_in, tmp_path):
     assert _condition(error) == \
         ["DELTA_STREAMING_CANNOT_CONTINUE_PROCESSING_POST_SCHEMA_EVOLUTION"]
     key = re.search(r"SET (\S+\.ckpt_-?\d+) = 2;", error).group(1)
-    assert key == f"{PREFIX}allowSourceColumnRename.ckpt_{checkpoint_hash('file:' + ck + '/schemas')}"
+    # delta-spark's hash: of the checkpoint's source path, not of the tracking location
+    assert key == f"{PREFIX}allowSourceColumnRename.ckpt_{checkpoint_hash(f'file:{ck}/sources/0')}"
     spark.conf.set(key, "1")                    # another version: still blocked
     try:
         assert _condition(_run(spark, table, ck)[1]) == \

@@ -25,6 +25,7 @@ from sqlext.errors import SqlextError
 from sqlext.engine.io.python_source import logical_schema
 
 ID_KEY = "delta.columnMapping.id"
+PHYSICAL_KEY = "delta.columnMapping.physicalName"
 
 
 def check_schema_change(location: str, version: int, read_schema: T.StructType,
@@ -103,18 +104,19 @@ def column_paths(schema: dict, prefix: tuple = ()) -> dict:
 def widened_types(before: str, after: str) -> list[tuple[tuple, str, str]]:
     """(name path, old type, new type) of each column of schema JSON ``before`` whose type
     ``after`` changes (a type widening), columns matched by column mapping id when they have
-    one, else by name path; types in SQL (``INT``, ``BIGINT``, ``DECIMAL(12,2)``)."""
+    one, else by name path; the path in physical names where columns have them (as
+    delta-spark's error names them); types in SQL (``INT``, ``BIGINT``, ``DECIMAL(12,2)``)."""
     old, new = _leaf_types(json.loads(before)), _leaf_types(json.loads(after))
     return [(path, _sql_type(kind), _sql_type(new[key][1])) for key, (path, kind) in old.items()
             if key in new and new[key][1] != kind]
 
 
 def _leaf_types(schema: dict, prefix: tuple = ()) -> dict:
-    """Column key (mapping id, else name path) -> (name path, type JSON) of each primitive
-    column of a schema's JSON, nested struct fields included."""
+    """Column key (mapping id, else name path) -> (physical name path, type JSON) of each
+    primitive column of a schema's JSON, nested struct fields included."""
     out: dict = {}
     for field in schema.get("fields", []):
-        path = prefix + (field["name"].lower(),)
+        path = prefix + (field.get("metadata", {}).get(PHYSICAL_KEY) or field["name"].lower(),)
         kind = field["type"]
         if isinstance(kind, dict) and kind.get("type") == "struct":
             out.update(_leaf_types(kind, path))

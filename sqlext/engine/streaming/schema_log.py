@@ -26,9 +26,9 @@ What the stream does with it (:class:`SchemaTracking`, used by :mod:`.source`):
   ``...RenameAndDrop`` / ``...TypeChange`` (``always``), or the same with ``.ckpt_<hash>``
   (``always`` or the version) for this stream only.
 
-Differences from delta-spark: ``<hash>`` is the Java ``hashCode`` of the schema tracking
-location (sqlext's source does not see the checkpoint's path), and the log is not checked to be
-under the checkpoint.
+``<hash>`` is delta-spark's: the Java ``hashCode`` of ``<checkpoint>/sources/0``
+(:func:`source_metadata_path`; delta-spark's ``sources/<N>`` differs for a query's second
+Delta source), also written as the entries' ``sourceMetadataPath``.
 """
 
 from __future__ import annotations
@@ -52,6 +52,9 @@ CONF_PREFIX = "spark.databricks.delta.streaming."
 RENAME, DROP, RENAME_AND_DROP = ("allowSourceColumnRename", "allowSourceColumnDrop",
                                  "allowSourceColumnRenameAndDrop")
 TYPE_CHANGE = "allowSourceColumnTypeChange"
+ALLOW_OUTSIDE = CONF_PREFIX + "allowSchemaLocationOutsideCheckpointLocation"
+#: Spark's file at the root of a query's checkpoint (the query's id)
+CHECKPOINT_FILE = "metadata"
 
 
 def tracking_location(options: dict) -> str | None:
@@ -62,29 +65,62 @@ def tracking_location(options: dict) -> str | None:
     return None
 
 
-def checkpoint_hash(location: str) -> int:
-    """Java's ``String.hashCode`` of the tracking location: the ``ckpt_<hash>`` of settings."""
+def checkpoint_hash(path: str) -> int:
+    """Java's ``String.hashCode`` of the source's metadata path (:func:`source_metadata_path`):
+    the ``ckpt_<hash>`` of settings, as delta-spark's ``getCheckpointHash``."""
     h = 0
-    for unit in location.encode("utf-16-be").hex(" ", 2).split():
+    for unit in path.encode("utf-16-be").hex(" ", 2).split():
         h = (31 * h + int(unit, 16)) & 0xFFFFFFFF
     return h - (1 << 32) if h >= 1 << 31 else h
 
 
-def session_settings(get_conf, options: dict) -> dict:
-    """The hidden reader option carrying the session's ``allowSourceColumn*`` settings that
-    apply to a stream with ``options`` (``get_conf(key)`` reads a setting, None when unset);
-    empty without a tracking location. The source reads them in Spark's Python workers, where
-    the session is out of reach."""
-    location = tracking_location({str(k).lower(): v for k, v in options.items()})
-    if location is None:
+def source_metadata_path(root: str) -> str:
+    """delta-spark's metadata path of the stream's source, ``<checkpoint>/sources/0`` qualified
+    (``file:/...``): Spark gives a Python source no checkpoint, so the checkpoint is the nearest
+    folder at or above the tracking location ``root`` holding Spark's checkpoint file
+    ``metadata`` (the location is under the checkpoint: :mod:`sqlext.drop_in.streaming` checks
+    it at ``start()``), and the source is taken as the query's first. Without such a folder (a
+    location allowed outside the checkpoint), the tracking location."""
+    store = store_for(root)
+    path = root
+    while True:
+        if store.exists(store.join(path, CHECKPOINT_FILE)):
+            return qualified_path(path).rstrip("/") + "/sources/0"
+        parent = path.rstrip("/").rpartition("/")[0]
+        if not parent or parent == path or parent.endswith(":/") or parent.endswith(":"):
+            return qualified_path(root)
+        path = parent
+
+
+def check_under_checkpoint(location: str, checkpoint: str, table: str) -> None:
+    """delta-spark's refusal, when a query starts, of a tracking location whose schema log
+    (``<location>/_schema_log_...``) is not under the query's checkpoint, unless
+    ``spark.databricks.delta.streaming.allowSchemaLocationOutsideCheckpointLocation`` is on
+    (the caller reads it)."""
+    root = normalize_location(location)
+    base = qualified_path(normalize_location(checkpoint)).rstrip("/")
+    if (qualified_path(root) + "/").startswith(base + "/"):
+        return
+    log = f"{root}/_schema_log_{table.replace(':', '').replace('/', '_')}"
+    raise SqlextError(
+        f"[DELTA_STREAMING_SCHEMA_LOCATION_NOT_UNDER_CHECKPOINT] Schema location '{log}' must be "
+        f"placed under checkpoint location '{base}'. (table {table}: give a "
+        f"schemaTrackingLocation under the checkpoint, or SET {ALLOW_OUTSIDE} = true)",
+        error_class="DELTA_STREAMING_SCHEMA_LOCATION_NOT_UNDER_CHECKPOINT", sqlstate="22000",
+        table=table)
+
+
+def session_settings(all_conf, options: dict) -> dict:
+    """The hidden reader option carrying the session's ``allowSourceColumn*`` settings (those
+    with a ``.ckpt_<hash>`` too: the checkpoint is known only when the query runs) that apply to
+    a stream with ``options`` (``all_conf()`` gives the session's settings); empty without a
+    tracking location. The source reads them in Spark's Python workers, where the session is
+    out of reach."""
+    if tracking_location({str(k).lower(): v for k, v in options.items()}) is None:
         return {}
-    suffix = f".ckpt_{checkpoint_hash(qualified_path(location))}"
-    found = {}
-    for name in (RENAME, DROP, RENAME_AND_DROP, TYPE_CHANGE):
-        for key in (CONF_PREFIX + name, CONF_PREFIX + name + suffix):
-            value = get_conf(key)
-            if value is not None:
-                found[key] = str(value)
+    names = tuple(CONF_PREFIX + n for n in (RENAME, DROP, RENAME_AND_DROP, TYPE_CHANGE))
+    found = {k: str(v) for k, v in all_conf().items()
+             if k in names or k.startswith(tuple(n + ".ckpt_" for n in names))}
     return {SETTINGS_OPTION: json.dumps(found)}
 
 
@@ -215,7 +251,7 @@ class SchemaTracking:
     def __init__(self, log: SchemaLog, options: dict):
         self.log = log
         self.options = options
-        self.source_path = qualified_path(log.root)
+        self.source_path = source_metadata_path(log.root)
         entries = log.entries()
         self.sequence = max(entries) if entries else -1
         self.current = entries.get(self.sequence)
@@ -341,13 +377,25 @@ def evolution_error(entry: Entry, table: str) -> SqlextError:
         version=entry.version)
 
 
+#: delta-spark 4.4's ``SchemaChangeType`` of each (renamed, dropped, widened): its name, the
+#: reader options and the settings its error names (delta-spark's lists, quirks included: a
+#: rename with a widening names ``allowSourceColumnDrop``, not ``...TypeChange``)
+_CHANGE_TYPES = {
+    (True, False, False): ("RENAME COLUMN", (RENAME,), (RENAME,)),
+    (False, True, False): ("DROP COLUMN", (DROP,), (DROP,)),
+    (False, False, True): ("TYPE WIDENING", (TYPE_CHANGE,), (TYPE_CHANGE,)),
+    (True, True, False): ("RENAME AND DROP COLUMN", (RENAME, DROP), (RENAME_AND_DROP,)),
+    (True, False, True): ("RENAME AND TYPE WIDENING", (RENAME, DROP), (RENAME, TYPE_CHANGE)),
+    (False, True, True): ("DROP AND TYPE WIDENING", (DROP, TYPE_CHANGE), (DROP, TYPE_CHANGE)),
+    (True, True, True): ("RENAME, DROP AND TYPE WIDENING", (DROP, TYPE_CHANGE),
+                         (RENAME_AND_DROP, TYPE_CHANGE)),
+}
+
+
 def _cannot_continue(tracking: SchemaTracking, renamed, dropped, widened,
                      ckpt: int) -> SqlextError:
     """delta-spark's ``DELTA_STREAMING_CANNOT_CONTINUE_PROCESSING_POST_SCHEMA_EVOLUTION``."""
-    name = {(True, False): "RENAME COLUMN", (False, True): "DROP COLUMN",
-            (False, False): ""}.get((bool(renamed), bool(dropped)), "RENAME AND DROP COLUMN")
-    if widened:
-        name = f"{name} AND TYPE WIDENING" if name else "TYPE WIDENING"
+    name, options, confs = _CHANGE_TYPES[(bool(renamed), bool(dropped), bool(widened))]
     details = ""
     if renamed:
         details += "Columns renamed:\n" + "\n".join(
@@ -357,10 +405,6 @@ def _cannot_continue(tracking: SchemaTracking, renamed, dropped, widened,
     if widened:
         details += "Columns with widened types:\n" + "\n".join(
             f"'{'.'.join(p)}': {a} -> {b}" for p, a, b in widened) + "\n"
-    options = [o for o, on in ((RENAME, renamed), (DROP, dropped)) if on]
-    confs = [RENAME_AND_DROP] if renamed and dropped else list(options)
-    options += [TYPE_CHANGE] if widened else []
-    confs += [TYPE_CHANGE] if widened else []
     start, end = tracking.previous.version, tracking.current.version
     text = (f"[DELTA_STREAMING_CANNOT_CONTINUE_PROCESSING_POST_SCHEMA_EVOLUTION] We've detected "
             f"one or more non-additive schema change(s) ({name}) between Delta version {start} "
