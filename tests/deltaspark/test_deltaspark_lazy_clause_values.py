@@ -16,7 +16,7 @@ import sqlext
 from sqlext.errors import SqlextError
 from tests.support import assert_same_rows
 from tests.support.deltaspark import DeltaSparkError, delta_path
-from tests.support.lazy_clause_cases import CASES, base_statements, properties
+from tests.support.lazy_clause_cases import CASES, DV_PROPERTIES, base_statements, base_key
 
 
 def _latest(path: Path) -> int:
@@ -27,12 +27,12 @@ def _latest(path: Path) -> int:
 def bases(spark, tmp_path_factory) -> dict:
     root = tmp_path_factory.mktemp("lazy-clause-bases")
     made = {}
-    for dv in (False, True):
-        path = root / f"dv_{dv}"
-        props = "TBLPROPERTIES ('delta.enableDeletionVectors' = 'true')" if dv else ""
-        for statement in base_statements(delta_path(path), props):
-            sqlext.sql(spark, statement).collect()
-        made[props] = path
+    for props in ("", DV_PROPERTIES):
+        for split in (False, True):
+            path = root / f"dv_{bool(props)}_split_{split}"
+            for statement in base_statements(delta_path(path), props, split):
+                sqlext.sql(spark, statement).collect()
+            made[props, split] = path
     return made
 
 
@@ -43,7 +43,7 @@ def delta_spark_outcomes(delta_spark, bases, tmp_path_factory) -> dict:
     paths = {}
     for case in CASES:
         paths[case.name] = work / case.name
-        shutil.copytree(bases[properties(case)], paths[case.name])
+        shutil.copytree(bases[base_key(case)], paths[case.name])
     answers = delta_spark.batch(
         [("sql", {"sql": "SET spark.sql.ansi.enabled = true"})]
         + [("sql", {"sql": c.sql.format(t=delta_path(paths[c.name]))}) for c in CASES])[1:]
@@ -58,7 +58,7 @@ def test_same_outcome_as_delta_spark(spark, bases, delta_spark_outcomes, tmp_pat
     theirs, their_rows, their_version = delta_spark_outcomes[case.name]
     assert isinstance(theirs, DeltaSparkError) != case.succeeds, theirs   # the table is right
     path = tmp_path / case.name
-    shutil.copytree(bases[properties(case)], path)
+    shutil.copytree(bases[base_key(case)], path)
     before = _latest(path)
     try:
         sqlext.sql(spark, case.sql.format(t=delta_path(path))).collect()

@@ -23,7 +23,7 @@ def _latest(path) -> int:
 
 def _table(spark, path, case) -> str:
     table = delta_path(path)
-    for statement in base_statements(table, properties(case)):
+    for statement in base_statements(table, properties(case), case.split):
         sqlext.sql(spark, statement).collect()
     return table
 

@@ -29,9 +29,11 @@ BIG = "1000000000009L"
 DEC = "DECIMAL(10,2)"
 
 
-def base_statements(table: str, properties: str = "") -> list[str]:
-    return [f"CREATE TABLE {table} ({TABLE}) USING DELTA {properties}",
-            f"INSERT INTO {table} VALUES {ROWS}"]
+def base_statements(table: str, properties: str = "", split: bool = False) -> list[str]:
+    """The statements making the table; ``split``: one file per row (an INSERT each)."""
+    rows = [f"({r}" for r in ROWS[1:].split(", (")] if split else [ROWS]
+    return [f"CREATE TABLE {table} ({TABLE}) USING DELTA {properties}"] + [
+        f"INSERT INTO {table} VALUES {r}" for r in rows]
 
 
 @dataclass(frozen=True)
@@ -41,6 +43,7 @@ class Case:
     succeeds: bool = True     # what delta-spark 4.4 does (measured)
     deletion_vectors: bool = False
     error: str | None = None  # the error condition of a failure, in both
+    split: bool = False       # the table has one file per row (else one file)
 
 
 def src(*rows: tuple) -> str:
@@ -260,6 +263,43 @@ CONDITION_CASES = [
                              "THEN DELETE"), succeeds=False, error=DIV0),
 ]
 CASES += CONDITION_CASES
+UNQUALIFIED_BY_SOURCE = "WHEN NOT MATCHED BY SOURCE AND 10 / coalesce(id, 0) > 1 THEN DELETE"
+# a NOT MATCHED BY SOURCE condition sees the target's columns only: an unqualified name both sides
+# have is the target's, NULL on an unmatched source row, where delta-spark evaluates it too
+SCOPE_CASES = [
+    Case("by_source_unqualified_condition_for_unmatched_source_row", merge(
+        src((1, 5), (9, 5)), f"{INSERT} {UNQUALIFIED_BY_SOURCE}"), succeeds=False, error=DIV0),
+    Case("by_source_unqualified_condition_for_unmatched_source_row_without_insert", merge(
+        src((1, 5), (9, 5)), UNQUALIFIED_BY_SOURCE), succeeds=False, error=DIV0),
+    Case("by_source_unqualified_condition_no_unmatched_source_row", merge(
+        src((1, 5)), f"{INSERT} {UNQUALIFIED_BY_SOURCE}")),
+    # with deletion vectors and no other clause kind, delta-spark's join keeps no unmatched
+    # source row
+    Case("by_source_unqualified_condition_for_unmatched_source_row_dv", merge(
+        src((1, 5), (9, 5)), UNQUALIFIED_BY_SOURCE), deletion_vectors=True),
+    Case("by_source_condition_for_unmatched_source_row_dv", merge(
+        src((1, 5), (9, 5)), "WHEN NOT MATCHED BY SOURCE AND 10 / coalesce(t.id, 0) > 1 "
+                             "THEN DELETE"), deletion_vectors=True),
+]
+CASES += SCOPE_CASES
+# a table of one file per row: delta-spark evaluates the conditions of its second join on the
+# files its first join touched only
+FILE_CASES = [
+    Case("matched_condition_for_untouched_file_with_by_source", merge(
+        src((1, 5)), f"WHEN MATCHED AND 10 / t.b > 1 THEN UPDATE SET b = s.b {BY_SOURCE_3}"),
+         succeeds=False, error=DIV0, split=True),
+    Case("matched_condition_for_untouched_file_with_insert", merge(
+        src((1, 5), (2, 50)), f"WHEN MATCHED AND 10 / s.b > 1 THEN UPDATE SET b = s.b {INSERT}"),
+         split=True),
+    Case("matched_only_condition_false_for_every_match_dv", merge(
+        src((1, 50), (9, 0)), UPDATE_IF), deletion_vectors=True),
+    Case("matched_only_condition_false_for_every_match_split_dv", merge(
+        src((1, 50), (9, 0)), UPDATE_IF), deletion_vectors=True, split=True),
+    Case("matched_only_conditions_for_untouched_file_dv", merge(
+        src((1, 5), (2, 50), (9, 0)), UPDATE_IF), succeeds=False, deletion_vectors=True,
+         error=DIV0, split=True),
+]
+CASES += FILE_CASES
 BAD = "CAST_INVALID_INPUT"
 OVERFLOW = "DELTA_CAST_OVERFLOW_IN_TABLE_WRITE"
 # a constant value its column cannot hold: delta-spark folds the cast while planning, so the
@@ -298,3 +338,8 @@ DV_PROPERTIES = "TBLPROPERTIES ('delta.enableDeletionVectors' = 'true')"
 
 def properties(case: Case) -> str:
     return DV_PROPERTIES if case.deletion_vectors else ""
+
+
+def base_key(case: Case) -> tuple[str, bool]:
+    """The cases sharing a base table: same properties, same files."""
+    return properties(case), case.split

@@ -334,8 +334,13 @@ class _Merge:
         except SqlextError:
             raise
         except Exception:  # noqa: BLE001 - a failed Spark job: re-raised unless it is that case
-            if not self._source_rows or self.plan.of(NOT_MATCHED_BY_SOURCE) \
-                    or self._any_match(candidates):
+            if not self._source_rows or self.plan.of(NOT_MATCHED_BY_SOURCE):
+                raise
+            if not self.plan.has_insert:
+                if self._touches_any(candidates):
+                    raise
+                return [], [], None
+            if self._any_match(candidates):
                 raise
         return [], self._insert_only(candidates), None
 
@@ -343,6 +348,16 @@ class _Merge:
         """Whether a source row matches a row of ``candidates``."""
         target = self._target(candidates, with_file=False, row_ids=False)
         return bool(self.plan.source.join(target, self.plan.on.column, "left_semi").take(1))
+
+    def _touches_any(self, candidates: list[AddFile]) -> bool:
+        """Whether delta-spark's first join of this MERGE of WHEN MATCHED clauses only touches a
+        file of ``candidates`` (:func:`eager.touching`; raises where that fails). An aggregate
+        over the pairs: a filter on source columns would be pushed below the join, to every
+        source row."""
+        target = self._target(candidates, with_file=False, row_ids=False)
+        pairs = self.plan.source.join(target, self.plan.on.column, "inner")
+        found = pairs.select(F.max(eager.touching(self.plan).cast("int")).alias("t")).first()
+        return bool(found["t"])
 
     def _join_type(self) -> str:
         """Full when the join must keep unmatched source rows (inserts, or conditions
@@ -388,7 +403,11 @@ class _Merge:
             predicates = [c.condition.predicate if c.condition is not None else None
                           for c in by_source]
             selected = files
-            if all(p is not None for p in predicates):
+            # delta-spark joins every file with the source then, and evaluates WHEN MATCHED
+            # conditions on their unmatched rows too: no pruning by NOT MATCHED BY SOURCE
+            # conditions, which would skip rows where a WHEN MATCHED condition fails
+            if all(p is not None for p in predicates) and \
+                    all(c.condition is None for c in plan.of(MATCHED)):
                 either = predicates[0]
                 for p in predicates[1:]:
                     either = exp.or_(either, p)

@@ -9,8 +9,15 @@ the row (measured, tests/deltaspark/test_deltaspark_lazy_clause_values.py):
   unmatched target rows when the MERGE has WHEN NOT MATCHED BY SOURCE clauses (its join is full);
   on the unmatched source rows when the MERGE has WHEN NOT MATCHED [BY SOURCE] clauses or the
   table uses deletion vectors, and some target row matched (with no match it only inserts);
-- a WHEN NOT MATCHED BY SOURCE condition on every joined row (the unmatched source rows too);
+- a WHEN NOT MATCHED BY SOURCE condition on every joined row (the unmatched source rows too,
+  where the target's columns are NULL; an unqualified name both sides have is the target's),
+  except on a table with deletion vectors in a MERGE of such clauses only (no unmatched source
+  row is joined then);
 - a WHEN NOT MATCHED condition on every source row (computed on the source before the join).
+
+A MERGE of WHEN MATCHED clauses only whose first join touches no file (no condition holds for
+a matched pair) makes no second join: its conditions are not evaluated on unmatched source rows.
+With NOT MATCHED BY SOURCE clauses delta-spark joins every file of the table.
 
 The first clause of the row's kind whose condition holds is the least index among the clauses
 that act: ``least`` evaluates every argument, a ``CASE`` stops at the first branch that holds.
@@ -20,8 +27,28 @@ from __future__ import annotations
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
+from sqlglot import exp
 
+from sqlext.engine.conditions import Condition
 from sqlext.engine.merge.clauses import MATCHED, NOT_MATCHED, NOT_MATCHED_BY_SOURCE
+
+
+def target_scoped(condition: Condition, alias: str | None, columns: set[str]) -> Column | None:
+    """A WHEN NOT MATCHED BY SOURCE ``condition`` with its unqualified names of target
+    ``columns`` (lower case) qualified by the target's ``alias``, so that it analyses over the
+    joined rows, where delta-spark evaluates it (an unqualified name both sides have would be
+    ambiguous there; in the clause's scope it is the target's). None without an alias or a
+    sqlglot tree, or when no name needs it."""
+    if alias is None or condition.predicate is None:
+        return None
+    tree = condition.predicate.copy()
+    names = [c for c in tree.find_all(exp.Column) if not c.table and c.name.lower() in columns
+             and c.find_ancestor(exp.Lambda) is None]
+    if not names:
+        return None
+    for name in names:
+        name.set("table", exp.to_identifier(alias))
+    return F.expr(tree.sql(dialect="spark"))
 
 
 def source_rows_evaluated(plan, deletion_vectors: bool) -> bool:
@@ -29,8 +56,24 @@ def source_rows_evaluated(plan, deletion_vectors: bool) -> bool:
     target row matched): then the join must keep them."""
     matched = any(c.condition is not None for c in plan.of(MATCHED))
     by_source = plan.of(NOT_MATCHED_BY_SOURCE)
+    # measured: with deletion vectors, a MERGE of NOT MATCHED BY SOURCE clauses only keeps no
+    # unmatched source row
+    by_source_only = deletion_vectors and not plan.has_insert and not plan.of(MATCHED)
     return (matched and (plan.has_insert or bool(by_source) or deletion_vectors)) \
-        or any(c.condition_joined for c in by_source)
+        or (any(c.condition_joined for c in by_source) and not by_source_only)
+
+
+def touching(plan) -> Column:
+    """Whether delta-spark's first join of a MERGE of WHEN MATCHED clauses only touches the file
+    of a matched pair: one of the clauses' conditions holds for it (an OR, evaluated left to
+    right). With no file touched, it makes no second join, where conditions are evaluated on
+    unmatched source rows too."""
+    holds = [c.condition.column if c.condition is not None else F.lit(True)
+             for c in plan.of(MATCHED)]
+    out = holds[0]
+    for h in holds[1:]:
+        out = out | h
+    return F.coalesce(out, F.lit(False))
 
 
 def clause_index(plan, present_target: Column, present_source: Column, target: DataFrame,

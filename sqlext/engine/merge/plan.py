@@ -90,6 +90,9 @@ class ResolvedClause:
     #: (WHEN NOT MATCHED BY SOURCE) the condition analyses over the joined rows too: it is
     #: evaluated there, so also on unmatched source rows (as delta-spark)
     condition_joined: bool = False
+    #: (WHEN NOT MATCHED BY SOURCE) the condition with its target names qualified, when that
+    #: is what analyses over the joined rows
+    joined_condition: Column | None = None
 
     @property
     def kind(self) -> str:
@@ -404,6 +407,10 @@ class MergePlan:
         for c in self.of(NOT_MATCHED_BY_SOURCE):
             if c.condition is not None:
                 c.condition_joined = _analyses(joined, [c.condition.column])
+                scoped = None if c.condition_joined else eager.target_scoped(
+                    c.condition, self._target_ref, set(self._old))
+                if scoped is not None and _analyses(joined, [scoped]):
+                    c.joined_condition, c.condition_joined = scoped, True
         for kind in {c.kind for c, _, _ in rest}:
             packed = joined.select(self._packed(kind, self.target_frame, self.source))
             _mark_analysing(self._side_view(packed, kind),
@@ -524,6 +531,8 @@ class MergePlan:
         """``c``'s condition over the joined rows (TRUE without one): a WHEN MATCHED condition,
         or a one-sided one that analyses there, itself; any other the column computed on its
         side before the join."""
+        if c.joined_condition is not None:
+            return c.joined_condition
         if c.kind == MATCHED or c.condition_joined:
             return c.condition.column if c.condition is not None else F.lit(True)
         return self._condition(c, target, source)
