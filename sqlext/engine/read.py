@@ -6,7 +6,7 @@ import datetime as _dt
 
 from pyspark.sql import DataFrame, SparkSession
 
-from sqlext.engine.local.read import table_frame
+from sqlext.engine.io.scan import scan
 from sqlext.engine.session import prepare
 from sqlext.engine.conditions import check_condition, spark_condition
 from sqlext.errors import AnalysisException, InvalidTimeTravelError, SqlextError
@@ -97,7 +97,9 @@ def read(spark: SparkSession, ref: TableRef, versionAsOf: int | None = None,
         predicate = parse_predicate(filter)
         files = Pruner(predicate, snapshot.schema, snapshot.partition_columns,
                        ColumnMapping.of(snapshot.metadata)).prune(files)
-    df = table_frame(spark, log, snapshot, files)
+    # a DataFrame of the API is lazy and may be kept: it stays the file scan (inputFiles(),
+    # nothing read before it runs); SQL statements read small tables on the driver (plan_read)
+    df = scan(spark, log, snapshot, files)
     if filter is not None:
         condition = spark_condition(filter, ref.display)
         check_condition(df, condition, filter, ref.display)

@@ -70,7 +70,7 @@ def test_reads_match_the_scan_at_every_version(spark, tmp_path, kind):
         assert any(f.deletion_vector for f in DeltaLog(str(path)).snapshot().files)
     for version in range(1, latest + 1):
         (local, local_schema), (scanned, scan_schema) = _both(
-            spark, lambda: sqlext.read(spark, str(path), versionAsOf=version))
+            spark, lambda: sqlext.sql(spark, f"SELECT * FROM delta.`{path}` VERSION AS OF {version}"))
         assert local_schema == scan_schema, (kind, version)
         assert local.num_rows > 0
         assert_same_rows(local, scanned, sort_by=["id"])
@@ -144,3 +144,15 @@ def test_a_read_over_the_size_limit_scans(spark, tmp_path):
             spark, f"SELECT id FROM {name} VERSION AS OF 2").collect())
     assert len(rows) == 14
     assert jobs >= 1
+
+
+def test_a_dataframe_of_the_api_stays_the_file_scan(spark, tmp_path):
+    """sqlext.read / DeltaTable.toDF give lazy DataFrames users keep and ask inputFiles() of,
+    as in delta-spark: they stay the scan whatever the size; SQL statements take the driver path."""
+    path = tmp_path / "t"
+    _build(spark, path, "plain")
+    with spark_conf(spark, {policy.MODE_CONF: "force"}):
+        files = sqlext.read(spark, str(path), versionAsOf=2).inputFiles()
+        assert files and all(f.endswith(".parquet") for f in files)
+        assert sqlext.DeltaTable.forPath(spark, str(path)).toDF().inputFiles()
+        assert sqlext.sql(spark, f"SELECT * FROM delta.`{path}` VERSION AS OF 2").inputFiles() == []
