@@ -299,8 +299,7 @@ class _Merge:
         progress(f"committing {len(added)} new file(s), {len(changes)} change file(s), "
                  f"{len(actions) - len(added) - len(changes)} other action(s)")
         with discarded_on_failure(self.spark, self.log, marking or Marking(), written):
-            version = commit(self.spark, self.txn, actions, OPERATION, plan.parameters(),
-                             self.metrics)
+            version = commit(self.spark, self.txn, actions, plan.operation(), None, self.metrics)
         progress(f"committed version {version}")
         return MergeResult(version, self.metrics, self.log.name)
 

@@ -45,7 +45,7 @@ from sqlext.log import operations as ops
 from sqlext.log import type_widening
 from sqlext.log.snapshot import Snapshot
 
-OPERATION = "MERGE"
+OPERATION = ops.Merge.name
 TARGET_PRESENT = "__sqlext_m_tp"
 SOURCE_PRESENT = "__sqlext_m_sp"
 CLAUSE = "__sqlext_m_clause"
@@ -229,14 +229,12 @@ class MergePlan:
     def schema_changed(self) -> bool:
         return self.new_schema != self.old_schema
 
-    def parameters(self) -> dict[str, str]:
-        """delta-spark's ``operationParameters`` of a MERGE
-        (:class:`~sqlext.log.operations.Merge`'s)."""
+    def operation(self) -> ops.Merge:
+        """The MERGE as the commit records it (delta-spark's ``operationParameters``)."""
         return ops.Merge(self.on.sql,
                          tuple(c.predicate_parameter() for c in self.of(MATCHED)),
                          tuple(c.predicate_parameter() for c in self.of(NOT_MATCHED)),
-                         tuple(c.predicate_parameter() for c in self.of(NOT_MATCHED_BY_SOURCE))
-                         ).parameters()
+                         tuple(c.predicate_parameter() for c in self.of(NOT_MATCHED_BY_SOURCE)))
 
     # --- schema --------------------------------------------------------------------------------
 
