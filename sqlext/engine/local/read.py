@@ -11,7 +11,8 @@ DataFrame is built: the scan reads the same snapshot's files, so the rows are th
 the files are vacuumed between building the DataFrame and running it: then this frame still
 has the rows, where the scan would fail).
 
-Not for this path (the caller scans as before): Spark Connect sessions (the client may not see
+Taken only with ``spark.sqlext.execution.local=force`` (see :func:`_small` for why not under
+``auto``). Not for this path (the caller scans as before): Spark Connect sessions (the client may not see
 the files), tables with variant columns, reads of no file, and change feeds reading parts of a
 file (a deletion vector that grew). Like the scan (whose file-name join hides it), the frames
 offer no ``_metadata`` column.
@@ -53,10 +54,14 @@ def read_schema(schema: T.StructType) -> T.StructType:
 
 
 def _small(spark: SparkSession, metadata: Metadata, sizes: list[int], where: str) -> bool:
-    """Whether reading files of ``sizes`` bytes takes the driver path."""
+    """Whether reading files of ``sizes`` bytes takes the driver path: only when the session
+    asks for it (``force``). A query over a local relation is not always what the same query
+    over a scan means: Spark's optimizer filters a local relation before it folds constants, so
+    ``SELECT CAST('x' AS INT) FROM t WHERE <no row>`` returns no row there and fails over a scan
+    (as in delta-spark); ``auto`` therefore keeps reads on the scan."""
     if is_connect(spark) or not sizes or '"variant"' in (metadata.schema_string or ""):
         return False
-    return policy.use_driver(spark, sum(sizes), where)
+    return policy.mode(spark, where) == "force"
 
 
 def table_frame(spark: SparkSession, log: DeltaLog, snapshot: Snapshot,
