@@ -55,8 +55,10 @@ def _ms_since(started: float) -> int:
     return int((time.monotonic() - started) * 1000)
 
 
-def _supported(spark: SparkSession, log: DeltaLog, snapshot: Snapshot,
-               candidates: list[AddFile]) -> bool:
+def supported(spark: SparkSession, log: DeltaLog, snapshot: Snapshot,
+              candidates: list[AddFile]) -> bool:
+    """Whether a statement over ``candidates`` can run on the driver (session, table features,
+    policy and size allow it)."""
     if is_connect(spark) or not candidates or stable_row_id_columns(snapshot) is not None:
         return False
     if '"variant"' in snapshot.metadata.schema_string:
@@ -74,7 +76,7 @@ def _as_nullable(schema: T.StructType) -> T.StructType:
     return T.StructType.fromJson(json.loads(text))
 
 
-class _Candidates:
+class Candidates:
     """The live rows of the candidate files as one Arrow table, with each row's file."""
 
     def __init__(self, log: DeltaLog, snapshot: Snapshot, files: list[AddFile]):
@@ -106,7 +108,8 @@ class _Candidates:
         return int((np.isin(self.file_of_row, self.touched(matched)) & ~matched).sum())
 
 
-def _mask(array) -> np.ndarray:
+def true_mask(array) -> np.ndarray:
+    """A boolean Arrow array as a numpy mask, NULL as false."""
     return np.asarray(pc.fill_null(array, False).to_numpy(zero_copy_only=False), dtype=bool)
 
 
@@ -114,7 +117,7 @@ def _with_change_type(rows: pa.Table, kind: str) -> pa.Table:
     return rows.append_column(CHANGE_TYPE, pa.array([kind] * rows.num_rows, pa.string()))
 
 
-def _write(spark: SparkSession, log: DeltaLog, snapshot: Snapshot, rows: _Candidates,
+def _write(spark: SparkSession, log: DeltaLog, snapshot: Snapshot, rows: Candidates,
            matched: np.ndarray, data: pa.Table, keep: np.ndarray, changes: pa.Table | None,
            change_file_of_row: np.ndarray | None) -> Rewrite:
     """Rewrite the files holding a matching row: the rows of ``data`` (aligned with
@@ -151,15 +154,15 @@ def delete_rows(spark: SparkSession, log: DeltaLog, snapshot: Snapshot,
                 alias: str | None = None) -> Rewrite | None:
     """:func:`~sqlext.engine.dml.rewrite.delete_matching_rows` on the driver, or None when the
     statement is not for the driver path (see the module)."""
-    if not _supported(spark, log, snapshot, candidates):
+    if not supported(spark, log, snapshot, candidates):
         return None
     started = time.monotonic()
-    rows = _Candidates(log, snapshot, candidates)
+    rows = Candidates(log, snapshot, candidates)
     flags = collect_arrow(rows.frame(spark, alias).select(
         condition.eqNullSafe(F.lit(True)).alias(MATCHED)))
     if flags is None:
         return None
-    matched = _mask(flags.column(MATCHED))
+    matched = true_mask(flags.column(MATCHED))
     scan_ms = _ms_since(started)
     copied = rows.copied(matched)
     if _writes_an_empty_file(snapshot, matched, copied, write_change_data):
@@ -183,10 +186,10 @@ def update_rows(spark: SparkSession, log: DeltaLog, snapshot: Snapshot,
     """:func:`~sqlext.engine.dml.rewrite.update_matching_rows` on the driver, or None when the
     statement is not for the driver path (see the module). ``condition`` None: every row of
     the candidates matches."""
-    if not _supported(spark, log, snapshot, candidates):
+    if not supported(spark, log, snapshot, candidates):
         return None
     started = time.monotonic()
-    rows = _Candidates(log, snapshot, candidates)
+    rows = Candidates(log, snapshot, candidates)
     frame = rows.frame(spark, alias)
     matches = F.lit(True) if condition is None else condition.eqNullSafe(F.lit(True))
     # the condition is evaluated once: the flag column carries it to the data and change rows
@@ -198,7 +201,7 @@ def update_rows(spark: SparkSession, log: DeltaLog, snapshot: Snapshot,
     new = collect_arrow(output)
     if new is None:
         return None
-    matched = _mask(new.column(MATCHED))
+    matched = true_mask(new.column(MATCHED))
     scan_ms = _ms_since(started)
     new = new.drop_columns([MATCHED])
     copied = rows.copied(matched)

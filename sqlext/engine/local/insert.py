@@ -67,9 +67,9 @@ def _over_local_relation(df: DataFrame) -> DataFrame | None:
             return None
         jvm = spark._jvm
         one_row = spark.sql("VALUES (1)")._jdf.queryExecution().optimizedPlan()
-        plan = jvm.org.apache.spark.sql.catalyst.plans.logical.Project(_seq(jvm, []), one_row)
+        plan = jvm.org.apache.spark.sql.catalyst.plans.logical.Project(scala_seq(jvm, []), one_row)
         for parent in reversed(chain):
-            plan = parent.withNewChildren(_seq(jvm, [plan]))
+            plan = parent.withNewChildren(scala_seq(jvm, [plan]))
         rebuilt = DataFrame(jvm.org.apache.spark.sql.classic.Dataset.ofRows(
             spark._jsparkSession, plan), spark)
     except Py4JError:
@@ -77,7 +77,8 @@ def _over_local_relation(df: DataFrame) -> DataFrame | None:
     return rebuilt if is_local(rebuilt) else None
 
 
-def _seq(jvm, items: list):
+def scala_seq(jvm, items: list):
+    """A Scala ``Seq`` of ``items`` (JVM objects), for building logical plans through py4j."""
     values = jvm.java.util.ArrayList()
     for item in items:
         values.add(item)

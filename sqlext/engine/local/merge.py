@@ -2,7 +2,7 @@
 
 The source must be a local relation (its rows held in the plan: VALUES, a collected small
 source); the candidate files are read on the driver (:class:`~sqlext.engine.local.dml.
-_Candidates`). Spark evaluates each side's columns of the MERGE (:meth:`MergePlan.target_side`,
+Candidates`). Spark evaluates each side's columns of the MERGE (:meth:`MergePlan.target_side`,
 :meth:`MergePlan.source_side`, the ON clause's source key expressions) over its local relation;
 the rows are joined here on the ON clause's equi-keys (:mod:`.merge_keys`: Spark's equality of
 NULL, NaN, -0.0, decimals and strings); Spark then evaluates the whole ON condition over the
@@ -37,8 +37,8 @@ from sqlext.engine.generated import computed_columns
 from sqlext.engine.io.files import CHANGE_TYPE, WrittenFile
 from sqlext.engine.io.scan import stable_row_id_columns
 from sqlext.engine.local import policy
-from sqlext.engine.local.insert import _seq
-from sqlext.engine.local.dml import _Candidates, _mask, _supported
+from sqlext.engine.local.insert import scala_seq
+from sqlext.engine.local.dml import Candidates, supported, true_mask
 from sqlext.engine.local.merge_keys import key_pairs
 from sqlext.engine.local.relation import collect_arrow, frame_from_arrow
 from sqlext.engine.local.writer import write_local
@@ -85,7 +85,7 @@ def _relation(spark: SparkSession, rows: pa.Table, attributes: list) -> DataFram
     schema = T.StructType([T.StructField(f"c{i}", T._parse_datatype_json_string(
         a.dataType().json())) for i, a in enumerate(attributes)])
     data = frame_from_arrow(spark, rows, schema)._jdf.queryExecution().analyzed()
-    output = _seq(jvm, attributes)
+    output = scala_seq(jvm, attributes)
     relation = jvm.org.apache.spark.sql.catalyst.plans.logical.LocalRelation(
         output, data.data(), False, data.stream())
     return DataFrame(jvm.org.apache.spark.sql.classic.Dataset.ofRows(
@@ -105,7 +105,7 @@ class _Sides:
     """The two sides of the MERGE as Arrow rows and as Spark frames."""
 
     def __init__(self, spark, log, snapshot, plan: MergePlan, candidates, keys):
-        self.rows = _Candidates(log, snapshot, candidates)
+        self.rows = Candidates(log, snapshot, candidates)
         self.target = plan.target_side(self.rows.frame(spark, None))
         self.source = plan.source_side()
         target_values = collect_arrow(self.target)
@@ -150,7 +150,7 @@ def merge_on_driver(spark: SparkSession, log: DeltaLog, snapshot: Snapshot, plan
         where = f"table {log.name}, version {snapshot.version}"
         return DriverMerge() if not plan.has_insert and policy.use_driver(spark, 0, where) \
             else None
-    if not _supported(spark, log, snapshot, candidates):
+    if not supported(spark, log, snapshot, candidates):
         return None
     started = time.monotonic()
     on = analyse_on(plan.on.predicate, plan.target_alias, plan.source_alias,
@@ -192,7 +192,7 @@ def _evaluate(spark, plan: MergePlan, sides: _Sides, pairs: list[tuple[int, int]
                                                 .alias(_MATCHES)))
         if flags is None:
             return None
-        matched = [p for p, ok in zip(pairs, _mask(flags.column(_MATCHES))) if ok]
+        matched = [p for p, ok in zip(pairs, true_mask(flags.column(_MATCHES))) if ok]
     per_target = np.bincount([t for t, _ in matched], minlength=sides.rows.rows.num_rows)
     if per_target.size and per_target.max() > 1:
         return None if plan.only_unconditional_delete else DriverMerge(several=True)
@@ -226,7 +226,7 @@ def _evaluate(spark, plan: MergePlan, sides: _Sides, pairs: list[tuple[int, int]
 def _counts(plan: MergePlan, result: pa.Table) -> tuple[int, int, int, int]:
     """Rows updated and deleted by WHEN MATCHED clauses, then by NOT MATCHED BY SOURCE ones."""
     clause = result.column(CLAUSE).to_numpy(zero_copy_only=False)
-    paired = _mask(result.column(_PAIRED))
+    paired = true_mask(result.column(_PAIRED))
     target = ~np.asarray(result.column(_ROW).is_null().to_numpy(zero_copy_only=False))
 
     def count(action: str, kind: str, rows: np.ndarray) -> int:
@@ -251,7 +251,7 @@ def _images(result: pa.Table, names: list[str], selected: np.ndarray, old: bool,
     return table
 
 
-def _write(spark, log: DeltaLog, snapshot: Snapshot, plan: MergePlan, rows: _Candidates,
+def _write(spark, log: DeltaLog, snapshot: Snapshot, plan: MergePlan, rows: Candidates,
            result: pa.Table) -> DriverMerge:
     """Write the touched files' new rows, the inserted rows and (change feed) the change rows,
     grouped as the Spark path's one-pass rewrite groups them."""
@@ -266,7 +266,7 @@ def _write(spark, log: DeltaLog, snapshot: Snapshot, plan: MergePlan, rows: _Can
     touched = np.unique(file_of[acting])
     changes = snapshot.change_data_feed_enabled
     out = DriverMerge(rewrite=[rows.files[i] for i in touched],
-                      matches=bool(_mask(result.column(_PAIRED)).any()),
+                      matches=bool(true_mask(result.column(_PAIRED)).any()),
                       counts=_counts(plan, result))
 
     def put(table: pa.Table, what: str) -> None:
