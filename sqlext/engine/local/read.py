@@ -1,8 +1,8 @@
 """Reads of a few small files without a Spark job (issue 30): table reads (time travel too) and
 change feed reads.
 
-When the files a read selects (after pruning) total at most ``localMaxBytes`` and
-:mod:`.policy` allows, their logical rows are read on the driver (:mod:`sqlext.log.file_reader`:
+When the session forces the driver path, the logical rows of the files a read selects (after
+pruning) are read on the driver (:mod:`sqlext.log.file_reader`:
 partition values, column mapping, deletion vectors, widened types) and handed to Spark as a
 local relation (:func:`~sqlext.engine.local.relation.frame_from_arrow`) instead of a parquet
 scan. Spark's optimizer folds filters and projections over it, so collecting a small
@@ -11,7 +11,7 @@ DataFrame is built: the scan reads the same snapshot's files, so the rows are th
 the files are vacuumed between building the DataFrame and running it: then this frame still
 has the rows, where the scan would fail).
 
-Taken only with ``spark.sqlext.execution.local=force`` (see :func:`_small` for why not under
+Taken only with ``spark.sqlext.execution.local=force`` (see :func:`_on_driver` for why not under
 ``auto``). Not for this path (the caller scans as before): Spark Connect sessions (the client may not see
 the files), tables with variant columns, reads of no file, and change feeds reading parts of a
 file (a deletion vector that grew). Like the scan (whose file-name join hides it), the frames
@@ -53,13 +53,13 @@ def read_schema(schema: T.StructType) -> T.StructType:
     return T.StructType.fromJson(json.loads(text))
 
 
-def _small(spark: SparkSession, metadata: Metadata, sizes: list[int], where: str) -> bool:
-    """Whether reading files of ``sizes`` bytes takes the driver path: only when the session
+def _on_driver(spark: SparkSession, metadata: Metadata, files: list, where: str) -> bool:
+    """Whether reading ``files`` takes the driver path: only when the session
     asks for it (``force``). A query over a local relation is not always what the same query
     over a scan means: Spark's optimizer filters a local relation before it folds constants, so
     ``SELECT CAST('x' AS INT) FROM t WHERE <no row>`` returns no row there and fails over a scan
     (as in delta-spark); ``auto`` therefore keeps reads on the scan."""
-    if is_connect(spark) or not sizes or '"variant"' in (metadata.schema_string or ""):
+    if is_connect(spark) or not files or '"variant"' in (metadata.schema_string or ""):
         return False
     return policy.mode(spark, where) == "force"
 
@@ -78,7 +78,7 @@ def local_table_frame(spark: SparkSession, log: DeltaLog, snapshot: Snapshot,
     """The rows of ``files`` as a local relation, or None when the read is not for the driver
     path (see the module)."""
     where = f"table {log.name}, version {snapshot.version}"
-    if not _small(spark, snapshot.metadata, [f.size or 0 for f in files], where):
+    if not _on_driver(spark, snapshot.metadata, files, where):
         return None
     dvs = DeletionVectorReader.of(log)
     parts = [read_logical(log.location, f, snapshot.metadata, version=snapshot.version,
@@ -94,20 +94,14 @@ def local_change_frame(spark: SparkSession, log: DeltaLog, plan: ChangePlan,
     ``change_fields``: change type, commit version, commit timestamp) as a local relation, or
     None when the read is not for the driver path (see the module)."""
     where = f"table {log.name}, versions {plan.start} to {plan.end}"
-    if any(f.selection for f in plan.files) or not _small(
-            spark, plan.metadata, [_size(f) for f in plan.files], where):
+    if any(f.selection for f in plan.files) or not _on_driver(
+            spark, plan.metadata, plan.files, where):
         return None
     dvs = DeletionVectorReader.of(log)
     layouts = _Layouts(plan.metadata)
     parts = [_change_rows(log, f, layouts.of(f), dvs) for f in plan.files]
     result = read_schema(T.StructType(schema.fields + change_fields))
     return frame_from_arrow(spark, pa.concat_tables(parts), result)
-
-
-def _size(f: ChangeFile) -> int:
-    """A change file's bytes; a remove action without its size counts as too big for the
-    driver path (nothing is stat'ed to find out)."""
-    return f.size if f.size is not None else policy.DEFAULT_MAX_BYTES * 1024
 
 
 class _Layouts:
