@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 
 import numpy as np
 import pyarrow as pa
@@ -37,7 +38,6 @@ from sqlext.engine.generated import computed_columns
 from sqlext.engine.io.files import CHANGE_TYPE, WrittenFile
 from sqlext.engine.io.scan import stable_row_id_columns
 from sqlext.engine.local import policy
-from sqlext.engine.local.insert import scala_seq
 from sqlext.engine.local.dml import Candidates, supported, true_mask
 from sqlext.engine.local.merge_keys import key_pairs
 from sqlext.engine.local.relation import collect_arrow, frame_from_arrow
@@ -45,7 +45,7 @@ from sqlext.engine.local.writer import write_local
 from sqlext.engine.merge.clauses import MATCHED, NOT_MATCHED_BY_SOURCE
 from sqlext.engine.merge.plan import CLAUSE, COPY, DELETE, INSERT, KIND, UPDATE, MergePlan
 from sqlext.engine.merge.prune import analyse_on
-from sqlext.engine.session import is_connect
+from sqlext.engine.session import is_connect, session_constant
 from sqlext.log.actions import AddFile
 from sqlext.log.pruning import conjuncts
 from sqlext.log.snapshot import Snapshot
@@ -72,24 +72,41 @@ class DriverMerge:
     time_ms: int = 0
 
 
-def _side_attributes(df: DataFrame) -> list:
-    """The JVM output attributes of ``df``'s analysed plan, made nullable."""
-    out = df._jdf.queryExecution().analyzed().output()
-    return [out.apply(i).withNullability(True) for i in range(out.size())]
+def _plan_classes(spark: SparkSession) -> SimpleNamespace:
+    """Spark's ``LocalRelation``, ``Join`` and ``Dataset`` classes and a full outer join's type,
+    empty condition and hint (found once per session: each step of a JVM name is a py4j round
+    trip)."""
+    def find():
+        jvm = spark._jvm
+        logical = jvm.org.apache.spark.sql.catalyst.plans.logical
+        return SimpleNamespace(
+            local=logical.LocalRelation, join=logical.Join,
+            full=jvm.org.apache.spark.sql.catalyst.plans.JoinType.apply("full_outer"),
+            none=jvm.scala.Option.empty(), hint=logical.JoinHint.NONE(),
+            dataset=jvm.org.apache.spark.sql.classic.Dataset)
+    return session_constant(spark, "local_merge_classes", find)
 
 
-def _relation(spark: SparkSession, rows: pa.Table, attributes: list) -> DataFrame:
-    """``rows`` as a ``LocalRelation`` whose output is ``attributes`` (JVM attributes of other
-    plans, one per column, in order): expressions bound to those plans resolve over it."""
-    jvm = spark._jvm
-    schema = T.StructType([T.StructField(f"c{i}", T._parse_datatype_json_string(
-        a.dataType().json())) for i, a in enumerate(attributes)])
+def _nullable_output(spark: SparkSession, frames: list[DataFrame]):
+    """The JVM output attributes of ``frames``' analysed plans, in order, made nullable: the
+    output of their full outer join (a few round trips, not two per column)."""
+    c = _plan_classes(spark)
+    plans = [f._jdf.queryExecution().analyzed() for f in frames]
+    plan = plans[0]
+    for other in plans[1:]:
+        plan = c.join(plan, other, c.full, c.none, c.hint)
+    return plan.output()
+
+
+def _relation(spark: SparkSession, rows: pa.Table, schema: T.StructType, attributes
+              ) -> DataFrame:
+    """``rows`` (of ``schema``'s types, by position) as a ``LocalRelation`` whose output is
+    ``attributes`` (a Scala ``Seq`` of JVM attributes of other plans, one per column, in order):
+    expressions bound to those plans resolve over it."""
+    c = _plan_classes(spark)
     data = frame_from_arrow(spark, rows, schema)._jdf.queryExecution().analyzed()
-    output = scala_seq(jvm, attributes)
-    relation = jvm.org.apache.spark.sql.catalyst.plans.logical.LocalRelation(
-        output, data.data(), False, data.stream())
-    return DataFrame(jvm.org.apache.spark.sql.classic.Dataset.ofRows(
-        spark._jsparkSession, relation), spark)
+    relation = c.local(attributes, data.data(), False, data.stream())
+    return DataFrame(c.dataset.ofRows(spark._jsparkSession, relation), spark)
 
 
 def _plain(snapshot: Snapshot, plan: MergePlan) -> bool:
@@ -116,12 +133,19 @@ class _Sides:
         self.ok = target_values is not None and source_values is not None
         if not self.ok:
             return
-        width = len(self.source.columns)
+        source_fields = keyed.schema.fields
+        width = len(source_fields) - len(keys)
         self.target_values = target_values
         self.source_values = source_values.select(list(range(width)))
         self.source_keys = source_values.select(list(range(width, source_values.num_columns)))
-        self.source_types = [f.dataType for f in keyed.schema.fields[width:]]
-        self.attributes = _side_attributes(self.target) + _side_attributes(self.source)
+        self.source_types = [f.dataType for f in source_fields[width:]]
+        marks = spark.range(0).selectExpr(f"CAST(NULL AS BIGINT) AS {_ROW}",
+                                          f"CAST(NULL AS BIGINT) AS {_SOURCE_ROW}")
+        self.attributes = _nullable_output(spark, [self.target, self.source, marks])
+        types = ([f.dataType for f in self.target.schema.fields]
+                 + [f.dataType for f in source_fields[:width]] + [T.LongType(), T.LongType()])
+        self.schema = T.StructType([T.StructField(f"c{i}", t, True)
+                                    for i, t in enumerate(types)])
 
     def joined(self, spark, target_rows: list, source_rows: list) -> DataFrame:
         """The joined rows (target row ``target_rows[k]`` with source row ``source_rows[k]``,
@@ -130,9 +154,8 @@ class _Sides:
         s = pa.array(source_rows, pa.int64())
         columns = (self.target_values.take(t).columns + self.source_values.take(s).columns
                    + [t, s])
-        marks = _side_attributes(frame_from_arrow(spark, pa.table({_ROW: t, _SOURCE_ROW: s})))
         table = pa.Table.from_arrays(columns, names=[f"c{i}" for i in range(len(columns))])
-        return _relation(spark, table, self.attributes + marks)
+        return _relation(spark, table, self.schema, self.attributes)
 
 
 def merge_on_driver(spark: SparkSession, log: DeltaLog, snapshot: Snapshot, plan: MergePlan,
@@ -209,15 +232,11 @@ def _evaluate(spark, plan: MergePlan, sides: _Sides, pairs: list[tuple[int, int]
     target, source = sides.target, sides.source
     rows = rows.withColumn(CLAUSE, plan.clause_index(target, source, source_rows))
     clause = F.col(CLAUSE)
-    fields = plan.new_schema.fields
-    out = rows.select(
+    # new values keep the column names new_values gives them (constraints name them)
+    named = rows.select(
         F.col(_ROW), plan.matched(target, source).alias(_PAIRED), clause,
-        plan.kind(clause, target).alias(KIND),
-        *[c.alias(f"__n{i}") for i, c in enumerate(plan.new_values(clause, target, source))],
+        plan.kind(clause, target).alias(KIND), *plan.new_values(clause, target, source),
         *[c.alias(f"__o{i}") for i, c in enumerate(plan.old_values(target))])
-    named = out.select(_ROW, _PAIRED, CLAUSE, KIND,
-                       *[F.col(f"__n{i}").alias(f.name) for i, f in enumerate(fields)],
-                       *[f"__o{i}" for i in range(len(fields))])
     constraints = table_constraints(plan.new_schema, plan.snapshot.configuration)
     named = enforce(named, constraints, F.col(KIND).isin(COPY, UPDATE, INSERT))
     return collect_arrow(named)
