@@ -30,22 +30,44 @@ from sqlext.log.table import DeltaLog
 from sqlext.log.widening_dependents import refuse_dependent_changes
 
 
-def change_column_type(spark: SparkSession, ref: TableRef, path: list[str],
-                       new_type: T.DataType, comment: str | None = None) -> int:
-    """Widen the column or nested field at ``path`` (``["c"]``, ``["s", "x"]``,
-    ``["a", "element"]``, ``["m", "key"]``) to ``new_type``, and set its ``comment`` if given
-    (``CHANGE COLUMN c c BIGINT COMMENT '...'``: both in one commit, as delta-spark); return the
-    version committed."""
+@dataclasses.dataclass
+class _Target:
+    """Where ``CHANGE COLUMN`` finds a field in a schema's JSON form."""
+    field: dict              # the struct field holding the change's metadata
+    holder: dict             # the dict holding the changed type, under ``key``
+    key: str
+    field_path: str | None   # the path below ``field`` (``element``, ``key``, ``value``) or None
+    names: list[str]         # the path as the schema spells it (``["s", "x"]``)
+    siblings: list | None    # the struct's fields the target is one of (None: element/key/value)
+
+
+def change_column(spark: SparkSession, ref: TableRef, path: list[str],
+                  new_type: T.DataType | None = None, comment: str | None = None,
+                  position: tuple[str, str | None] | None = None) -> int:
+    """``ALTER|CHANGE COLUMN`` of the column or nested field at ``path`` (``["c"]``,
+    ``["s", "x"]``, ``["a", "element"]``, ``["m", "key"]``): widen it to ``new_type`` (None:
+    keep its type), set its ``comment`` if given, move it within its struct to ``position``
+    (``("FIRST", None)`` or ``("AFTER", name)``) if given, all in one commit, as delta-spark;
+    return the version committed."""
     log = DeltaLog(ref.location, name=ref.display)
     txn, snapshot = begin(log, None, ops.ChangeColumn.name, removes_data=False)
     schema = json.loads(snapshot.metadata.schema_string)
     case_sensitive = spark.conf.get("spark.sql.caseSensitive", "false").lower() == "true"
-    field, holder, key, field_path = _locate(schema, path, case_sensitive, ref, snapshot.version)
-    old, new = holder[key], new_type.jsonValue()
+    target = _locate(schema, path, case_sensitive, ref, snapshot.version)
+    field, holder, key = target.field, target.holder, target.key
+    old = holder[key]
+    new = old if new_type is None else new_type.jsonValue()
     shown = ".".join(path)
     params = {"table": ref.display, "version": snapshot.version}
-    if not isinstance(old, str) or not isinstance(new, str) or \
-            not type_widening.can_up_cast(old, new):
+    if comment is not None and target.siblings is None:
+        raise AnalysisException(
+            f"ALTER TABLE {ref.display} CHANGE COLUMN {shown}: can't add a comment to "
+            f"{'.'.join(target.names)} (version {snapshot.version}): a map key/value or array "
+            "element has no comment; comment the column instead. The table is unchanged.",
+            error_class="DELTA_UNSUPPORTED_COMMENT_MAP_ARRAY", sqlstate="0AKDC",
+            message_parameters={"fieldPath": ".".join(target.names)}, **params)
+    if new_type is not None and (not isinstance(old, str) or not isinstance(new, str)
+                                 or not type_widening.can_up_cast(old, new)):
         raise AnalysisException(
             f"ALTER TABLE {ref.display} ALTER COLUMN {shown} TYPE {new_type.simpleString()}: "
             f"changing {shown} from {_sql(old)} to {new_type.simpleString()} is not supported "
@@ -55,8 +77,10 @@ def change_column_type(spark: SparkSession, ref: TableRef, path: list[str],
                 "newName": shown, "newType": new_type.simpleString().upper()}, **params)
     if comment is not None:
         field.setdefault("metadata", {})["comment"] = comment
+    if position is not None:
+        _move(target, position, ref, snapshot.version)
     if old == new:
-        return _commit(spark, txn, snapshot, schema, field)
+        return _commit(spark, txn, snapshot, schema, target, position)
     widening_on = (type_widening.enabled(snapshot.configuration)
                    and type_widening.supported(snapshot.protocol))
     if not (widening_on and type_widening.is_supported(old, new)):
@@ -77,20 +101,71 @@ def change_column_type(spark: SparkSession, ref: TableRef, path: list[str],
     refuse_dependent_changes(ref.display, snapshot.version, before, schema,
                              snapshot.configuration, f"ALTER TABLE {ref.display} ALTER COLUMN "
                              f"{shown} TYPE {new_type.simpleString()}")
-    type_widening.record(field, old, new, field_path)
+    type_widening.record(field, old, new, target.field_path)
     if new == "timestamp_ntz":
         upgraded = merged(txn.new_protocol or snapshot.protocol, {"timestampNtz"})
         if upgraded is not None:
             txn.update_protocol(upgraded)
-    return _commit(spark, txn, snapshot, schema, field)
+    return _commit(spark, txn, snapshot, schema, target, position)
 
 
-def _commit(spark, txn, snapshot, schema: dict, field: dict) -> int:
+def _commit(spark, txn, snapshot, schema: dict, target: _Target, position) -> int:
     txn.update_metadata(dataclasses.replace(
         snapshot.metadata, schema_string=json.dumps(schema, separators=(",", ":"))))
-    shown = {**field, "metadata": {k: v for k, v in (field.get("metadata") or {}).items()
-                                   if k != type_widening.TYPE_CHANGES_KEY}}
-    return commit(spark, txn, [], ops.ChangeColumn(shown), metrics={})
+    operation = ops.ChangeColumn(_history_field(target), position=_position_text(position))
+    return commit(spark, txn, [], operation, metrics={})
+
+
+def _history_field(target: _Target) -> dict:
+    """The changed field as delta-spark's history names it: its dotted path (``s.x``,
+    ``a.element``), its type, nullability and metadata (no ``delta.typeChanges``; an element,
+    key or value has none)."""
+    if target.siblings is None:
+        nullable = {"elementType": "containsNull", "valueType": "valueContainsNull"}.get(
+            target.key)
+        return {"name": ".".join(target.names), "type": target.holder[target.key],
+                "nullable": bool(target.holder.get(nullable, False)), "metadata": {}}
+    field = target.field
+    return {"name": ".".join(target.names), "type": field["type"],
+            "nullable": field.get("nullable", True),
+            "metadata": {k: v for k, v in (field.get("metadata") or {}).items()
+                         if k != type_widening.TYPE_CHANGES_KEY}}
+
+
+def _position_text(position) -> str | None:
+    """``FIRST`` / ``AFTER c`` as delta-spark's history writes a position."""
+    if position is None:
+        return None
+    kind, anchor = position
+    return kind if anchor is None else f"{kind} {anchor}"
+
+
+def _move(target: _Target, position, ref: TableRef, version: int) -> None:
+    """Move the target field to ``position`` among its struct's fields."""
+    kind, anchor = position
+    siblings, field = target.siblings, target.field
+    shown = ".".join(target.names)
+    if siblings is None:
+        raise AnalysisException(
+            f"ALTER TABLE {ref.display} CHANGE COLUMN {shown} {_position_text(position)}: an "
+            f"array element or map key/value has no position (version {version}); the table "
+            "is unchanged", error_class="DELTA_UNSUPPORTED_ALTER_TABLE_CHANGE_COL_OP",
+            table=ref.display, version=version)
+    siblings.remove(field)
+    if kind == "FIRST":
+        siblings.insert(0, field)
+        return
+    at = next((i for i, f in enumerate(siblings) if f["name"].lower() == anchor.lower()), None)
+    if at is None:
+        parent = target.names[:-1]
+        missing = ".".join([*parent, anchor])
+        raise AnalysisException(
+            f"ALTER TABLE {ref.display} CHANGE COLUMN {shown} AFTER {anchor}: the table has no "
+            f"column or field {missing} (version {version}); name one of "
+            f"{', '.join(f['name'] for f in siblings)}. The table is unchanged.",
+            error_class="UNRESOLVED_COLUMN.WITH_SUGGESTION", sqlstate="42703",
+            message_parameters={"objectName": missing}, table=ref.display, version=version)
+    siblings.insert(at + 1, field)
 
 
 def _sql(type_json) -> str:
@@ -98,31 +173,38 @@ def _sql(type_json) -> str:
         if isinstance(type_json, (str, dict)) else str(type_json)
 
 
-def _locate(schema: dict, path: list[str], case_sensitive: bool, ref: TableRef, version: int):
-    """(the struct field holding the change's metadata, the dict holding the changed type, its
-    key, the ``fieldPath`` below that field or None) for ``path``."""
-    dtype_holder, key, field, below = {"type": schema}, "type", None, []
+def _locate(schema: dict, path: list[str], case_sensitive: bool, ref: TableRef,
+            version: int) -> _Target:
+    """The field ``path`` names in ``schema`` (an unknown name is Spark's
+    ``UNRESOLVED_COLUMN``)."""
+    dtype_holder, key, field, below, names, siblings = {"type": schema}, "type", None, [], [], None
     for name in path:
         dtype = dtype_holder[key]
         kind = dtype.get("type") if isinstance(dtype, dict) else None
         if kind == "struct":
             wanted = name if case_sensitive else name.lower()
-            found = next((f for f in dtype.get("fields") or []
+            fields = dtype.get("fields") or []
+            found = next((f for f in fields
                           if (f["name"] if case_sensitive else f["name"].lower()) == wanted),
                          None)
             if found is not None:
-                field, dtype_holder, key, below = found, found, "type", []
+                field, dtype_holder, key, below, siblings = found, found, "type", [], fields
+                names.append(found["name"])
                 continue
         elif kind == "array" and name.lower() == "element":
-            dtype_holder, key = dtype, "elementType"
+            dtype_holder, key, siblings = dtype, "elementType", None
             below.append("element")
+            names.append("element")
             continue
         elif kind == "map" and name.lower() in ("key", "value"):
-            dtype_holder, key = dtype, f"{name.lower()}Type"
+            dtype_holder, key, siblings = dtype, f"{name.lower()}Type", None
             below.append(name.lower())
+            names.append(name.lower())
             continue
         raise AnalysisException(
             f"ALTER TABLE {ref.display} ALTER COLUMN {'.'.join(path)}: the table has no such "
             f"column or field (version {version}); the table is unchanged",
-            error_class="FIELD_NOT_FOUND", table=ref.display, version=version)
-    return field, dtype_holder, key, ".".join(below) or None
+            error_class="UNRESOLVED_COLUMN.WITH_SUGGESTION", sqlstate="42703",
+            message_parameters={"objectName": ".".join(path)}, table=ref.display,
+            version=version)
+    return _Target(field, dtype_holder, key, ".".join(below) or None, names, siblings)

@@ -20,6 +20,8 @@ import json
 from typing import ClassVar
 
 _COMPACT = {"separators": (",", ":")}
+#: a struct field's keys in the order Spark writes them
+_FIELD_KEYS = ("name", "type", "nullable", "metadata")
 
 
 def _flag(value: bool) -> str:
@@ -197,10 +199,16 @@ class ChangeColumn(Operation):
 
     name: ClassVar[str] = "CHANGE COLUMN"
     column: dict
+    position: str | None = None
 
     def parameters(self) -> dict[str, str]:
-        """``column``: the field, compact JSON."""
-        return {"column": json.dumps(self.column, **_COMPACT)}
+        """``column``: the field, compact JSON, its keys in delta-spark's order (``name``
+        the field's dotted path); ``position`` (``FIRST``, ``AFTER c``) when it moved."""
+        ordered = {k: self.column[k] for k in _FIELD_KEYS if k in self.column}
+        out = {"column": json.dumps({**ordered, **self.column}, **_COMPACT)}
+        if self.position is not None:
+            out["position"] = self.position
+        return out
 
 
 @dataclasses.dataclass(frozen=True)

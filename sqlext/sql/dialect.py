@@ -264,19 +264,66 @@ class Sqlext(Spark):
             if nested is not None:
                 return nested
             self._retreat(index)
+            change = self._parse_hive_change()
+            if change is not None:
+                return change
+            self._retreat(index)
             return super()._parse_alter_table_change()
 
-        def _parse_nested_type_change(self, column) -> exp.Expr | None:
-            """``s.x TYPE t`` after ``ALTER|CHANGE [COLUMN]``: a nested field's type change
-            (struct field, ``element``, ``key``, ``value``), which sqlglot does not parse."""
+        def _parse_hive_change(self) -> nodes.ChangeColumn | None:
+            """``[COLUMN] path [name type] [COMMENT '...'] [FIRST | AFTER c]`` after ``CHANGE``
+            when ``path`` is nested or a position is given (sqlglot parses neither); None for
+            the forms sqlglot reads itself."""
+            self._match(TokenType.COLUMN)
+            parts = self._parse_field_parts(self._parse_field(any_token=True))
+            if parts is None:
+                return None
+            path = self._field_path(parts)
+            if len(parts) > 1 and self._match(TokenType.COMMENT):
+                return self.expression(nodes.ChangeColumn(this=path, comment=self._parse_string()))
+            name = self._parse_field(any_token=True)
+            dtype = self._parse_types() if name is not None else None
+            if dtype is None:
+                return None
+            comment = self._parse_string() if self._match(TokenType.COMMENT) else None
+            position = None
+            if self._match_text_seq("FIRST"):
+                position = exp.ColumnPosition(position="FIRST")
+            elif self._match_text_seq("AFTER"):
+                position = exp.ColumnPosition(position="AFTER",
+                                              this=self._parse_field(any_token=True))
+            if len(parts) == 1 and position is None:
+                return None
+            return self.expression(nodes.ChangeColumn(this=path, rename_to=name, dtype=dtype,
+                                                      comment=comment, position=position))
+
+        def _parse_field_parts(self, column) -> list | None:
+            """``column`` and the ``.name`` parts after it (None if one is missing)."""
             parts = [column]
             while column is not None and self._match(TokenType.DOT):
                 parts.append(self._parse_field(any_token=True))
-            if len(parts) < 2 or None in parts or not self._match_text_seq("TYPE"):
-                return None
+            return None if None in parts else parts
+
+        @staticmethod
+        def _field_path(parts: list) -> exp.Column:
+            """A column for the dotted field path ``parts`` (``s.x`` -> ``x`` of table ``s``)."""
             head = list(reversed(parts[:4]))
-            path = exp.column(*head, fields=parts[4:] or None)
-            return self.expression(exp.AlterColumn(this=path, dtype=self._parse_types()))
+            return exp.column(*head, fields=parts[4:] or None)
+
+        def _parse_nested_type_change(self, column) -> exp.Expr | None:
+            """``s.x TYPE t`` (and ``s.x COMMENT '...'``) after ``ALTER|CHANGE [COLUMN]``: a
+            nested field's type (struct field, ``element``, ``key``, ``value``) or comment
+            change, which sqlglot does not parse."""
+            parts = self._parse_field_parts(column)
+            if parts is None or len(parts) < 2:
+                return None
+            if self._match_text_seq("TYPE"):
+                return self.expression(exp.AlterColumn(this=self._field_path(parts),
+                                                       dtype=self._parse_types()))
+            if self._match(TokenType.COMMENT):
+                return self.expression(exp.AlterColumn(this=self._field_path(parts),
+                                                       comment=self._parse_string()))
+            return None
 
         def _parse_alter_table_alter(self) -> exp.Expr | None:
             """Delta's ``ALTER [COLUMN] c SYNC IDENTITY``; other forms as sqlglot's."""

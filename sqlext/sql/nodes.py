@@ -59,6 +59,15 @@ class SyncIdentity(exp.Expression):
     """Delta's ``ALTER COLUMN c SYNC IDENTITY`` (an ``ALTER TABLE`` action): ``this`` the column."""
 
 
+class ChangeColumn(exp.AlterColumn):
+    """Hive's ``CHANGE [COLUMN] path [name type] [COMMENT '...'] [FIRST | AFTER c]`` where sqlglot
+    reads only ``CHANGE c c type [COMMENT '...']``: a nested field's path (``s.x``), a position,
+    or ``CHANGE s.x COMMENT '...'``. ``this`` the path (a column), ``position`` an
+    :class:`sqlglot.exp.ColumnPosition`; the other arguments as :class:`sqlglot.exp.AlterColumn`'s."""
+
+    arg_types = {**exp.AlterColumn.arg_types, "position": False}
+
+
 class ShowTables(exp.Expression):
     """``SHOW TABLES [IN|FROM db] [[LIKE] 'pattern']``.
 
@@ -242,6 +251,17 @@ def _sync_identity_sql(gen: Generator, e: SyncIdentity) -> str:
     return f"ALTER COLUMN {gen.sql(e, 'this')} SYNC IDENTITY"
 
 
+def _change_column_sql(gen: Generator, e: ChangeColumn) -> str:
+    parts = ["CHANGE COLUMN", gen.sql(e, "this")]
+    if e.args.get("dtype") is not None:
+        parts += [gen.sql(e, "rename_to"), gen.sql(e, "dtype")]
+    if e.args.get("comment") is not None:
+        parts += ["COMMENT", gen.sql(e, "comment")]
+    if e.args.get("position") is not None:
+        parts.append(gen.sql(e, "position"))
+    return " ".join(parts)
+
+
 def _describe_detail_sql(gen: Generator, e: DescribeDetail) -> str:
     return f"DESCRIBE DETAIL {gen.sql(e, 'this')}"
 
@@ -323,6 +343,7 @@ GENERATORS: dict[type[exp.Expr], t.Callable[..., str]] = {
     DescribeHistory: _describe_history_sql,
     DescribeDetail: _describe_detail_sql,
     SyncIdentity: _sync_identity_sql,
+    ChangeColumn: _change_column_sql,
     ShowTables: _show_tables_sql,
     ShowTblProperties: _show_tblproperties_sql,
     ShowCreateTable: _show_create_table_sql,

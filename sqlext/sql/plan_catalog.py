@@ -18,7 +18,7 @@ from sqlext import names as table_names
 from sqlext.engine import ddl
 from sqlext.engine.conditions import with_sql_text
 from sqlext.engine.io.storage_bridge import remove_tree
-from sqlext.engine.type_changes import change_column_type
+from sqlext.engine.type_changes import change_column
 from sqlext.errors import (AnalysisException, ParseError, TableNotFoundError,
                            UnsupportedOperationError)
 from sqlext.sql import plan as P
@@ -33,7 +33,8 @@ ALTER_SUPPORTED = ("ALTER TABLE t ADD COLUMNS (c type, ...), ALTER TABLE t SET T
                    "ADD CONSTRAINT name CHECK (expr), ALTER TABLE t DROP CONSTRAINT [IF EXISTS] "
                    "name, ALTER TABLE t ALTER|CHANGE COLUMN c SET|DROP NOT NULL, ALTER TABLE t "
                    "ALTER|CHANGE COLUMN c SYNC IDENTITY, ALTER|CHANGE COLUMN c TYPE t "
-                   "(type widening; nested fields too: s.x, a.element, m.key, m.value), and "
+                   "(type widening; nested fields too: s.x, a.element, m.key, m.value), "
+                   "CHANGE COLUMN s.x x type [COMMENT '...'] [FIRST | AFTER y], and "
                    "with "
                    "delta.columnMapping.mode = 'name': ALTER TABLE t RENAME COLUMN a TO b, "
                    "ALTER TABLE t DROP COLUMN[S] [IF EXISTS] c | (c, d)")
@@ -109,8 +110,13 @@ def plan_alter(resolver: Resolver, stmt: exp.Alter) -> P.Plan | None:
                              "COLUMN c c type COMMENT '...'). The table is unchanged.", table=text)
         path, dtype = _type_change(spark, ref, action)
         comment = action.args.get("comment")       # CHANGE COLUMN c c BIGINT COMMENT '...'
-        return _plan(lambda: change_column_type(spark, ref, path, dtype,
-                                                comment.name if comment else None))
+        return _plan(lambda: change_column(spark, ref, path, dtype,
+                                           comment.name if comment else None,
+                                           _position(action)))
+    if isinstance(action, exp.AlterColumn) and action.args.get("comment") is not None \
+            and len(_field_path(action.this, ref)) > 1:       # CHANGE COLUMN s.x COMMENT '...'
+        return _plan(lambda: change_column(spark, ref, _field_path(action.this, ref),
+                                           comment=action.args["comment"].name))
     if isinstance(action, exp.AlterColumn) and action.args.get("comment") is not None:
         return _plan(lambda: _set_comment(spark, ref, action))
     if isinstance(action, exp.AlterColumn) and action.args.get("allow_null") is not None \
@@ -201,6 +207,15 @@ def _type_change(spark: SparkSession, ref: TableRef, action: exp.AlterColumn):
                                                       kind=action.args["dtype"].copy())],
                                 ref.display).fields[0].dataType
     return path, dtype
+
+
+def _position(action: exp.AlterColumn) -> tuple[str, str | None] | None:
+    """``FIRST`` / ``AFTER c`` of ``CHANGE COLUMN ... FIRST|AFTER c`` as ``(kind, c)``."""
+    position = action.args.get("position")
+    if position is None:
+        return None
+    anchor = position.this
+    return position.text("position").upper(), anchor.name if anchor is not None else None
 
 
 def _set_comment(spark: SparkSession, ref: TableRef, action: exp.AlterColumn) -> int:

@@ -59,10 +59,15 @@ CASES = [
      {"columns": '[{"column": {"name": "extra", "type": "string", "nullable": true, '
                  '"metadata": {}}}, {"column": {"name": "e2", "type": "integer", '
                  '"nullable": true, "metadata": {}}}]'}),
+    # the field's keys in delta-spark's order, whatever the dict's
     (ops.ChangeColumn({"metadata": {"comment": "new comment"}, "name": "v", "nullable": True,
                        "type": "string"}), "CHANGE COLUMN",
-     {"column": '{"metadata":{"comment":"new comment"},"name":"v","nullable":true,'
-                '"type":"string"}'}),
+     {"column": '{"name":"v","type":"string","nullable":true,'
+                '"metadata":{"comment":"new comment"}}'}),
+    (ops.ChangeColumn({"name": "s.x", "type": "long", "nullable": True, "metadata": {}},
+                      position="AFTER y"), "CHANGE COLUMN",
+     {"column": '{"name":"s.x","type":"long","nullable":true,"metadata":{}}',
+      "position": "AFTER y"}),
     (ops.RenameColumn(("s", "p"), ("s", "p2")), "RENAME COLUMN",
      {"oldColumnPath": "s.p", "newColumnPath": "s.p2"}),
     (ops.DropColumns(("p2", "s.x")), "DROP COLUMNS", {"columns": '["p2", "s.x"]'}),
