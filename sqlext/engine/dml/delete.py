@@ -81,7 +81,8 @@ def delete(spark: SparkSession, log: DeltaLog, condition=None, *, alias: str | N
         with spark_job_errors(log, snapshot, OPERATION):
             # a few small files: on the driver, without a Spark job (None: not for that path)
             result = local_dml.delete_rows(spark, log, snapshot, scanned, cond.column,
-                                           snapshot.change_data_feed_enabled, alias)
+                                           snapshot.change_data_feed_enabled, alias,
+                                           cond.references)
             if result is None:
                 result = delete_matching_rows(spark, log, snapshot, scanned, cond.column,
                                               snapshot.change_data_feed_enabled, alias)

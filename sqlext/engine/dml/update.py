@@ -89,7 +89,8 @@ def update(spark: SparkSession, log: DeltaLog, condition=None, set=None, *,  # n
         # a few small files: on the driver, without a Spark job (None: not for that path)
         result = local_dml.update_rows(spark, log, snapshot, candidates,
                                        None if whole_files else cond.column, assignments,
-                                       snapshot.change_data_feed_enabled, alias, regenerate)
+                                       snapshot.change_data_feed_enabled, alias, regenerate,
+                                       None if whole_files else cond.references)
         if result is None:
             result = update_matching_rows(spark, log, snapshot, candidates,
                                           None if whole_files else cond.column, assignments,

@@ -2,13 +2,18 @@
 
 The candidate files (already pruned by partition values and statistics) are read on the driver
 (:mod:`sqlext.log.file_reader`: logical columns, partition values, deletion vectors applied) and
-handed to Spark as one local relation (:mod:`.relation`). Spark evaluates the statement's own
-condition and SET columns over it, built by :mod:`sqlext.engine.dml` exactly as for the Spark
-path (:func:`~sqlext.engine.dml.rewrite.updating`, the table's constraints with
+handed to Spark as local relations (:mod:`.relation`) holding only what Spark must evaluate:
+the columns the condition reads, of every row, to find the matching rows; for UPDATE then the
+matching rows, every column, for the new values (as delta-spark too evaluates the SET on
+matching rows only). The other rows never leave Arrow; they are written back in their order.
+Spark evaluates the statement's own condition and SET columns, built by
+:mod:`sqlext.engine.dml` exactly as for the Spark path
+(:func:`~sqlext.engine.dml.rewrite.updating`, the table's constraints with
 :func:`~sqlext.engine.constraints.enforce`), so analysis, casts, ANSI errors, CHECK and NOT NULL
-constraints and generated columns mean the same; its optimizer folds the projection into a
-local relation, and collecting that runs no job. Only files holding matching rows are
-rewritten, with pyarrow on the driver (:mod:`.writer`); change data rows go to change files.
+constraints and generated columns mean the same (constraints are checked on the updated rows:
+the copied ones are the table's, which met them when written); its optimizer folds the
+projection into a local relation, and collecting that runs no job. Only files holding matching
+rows are rewritten, with pyarrow on the driver (:mod:`.writer`); change data rows go to change files.
 
 :func:`delete_rows` and :func:`update_rows` answer the same :class:`Rewrite` as
 :func:`~sqlext.engine.dml.rewrite.delete_matching_rows` and
@@ -49,6 +54,8 @@ from sqlext.log.table import DeltaLog
 
 #: the boolean column carrying ``condition <=> true`` through the local relation
 MATCHED = "__sqlext_local_matched"
+#: the row position column of a relation that carries none of the table's columns
+POSITION = "__sqlext_local_row"
 
 
 def _ms_since(started: float) -> int:
@@ -88,11 +95,23 @@ class Candidates:
         self.rows = pa.concat_tables(parts) if len(parts) > 1 else parts[0]
         self.file_of_row = np.repeat(np.arange(len(files)), [p.num_rows for p in parts])
 
-    def frame(self, spark: SparkSession, alias: str | None, extra: list[tuple] = ()
+    def frame(self, spark: SparkSession, alias: str | None, extra: list[tuple] = (),
+              columns: frozenset[str] | None = None, take: np.ndarray | None = None
               ) -> DataFrame:
         """The rows as a local relation named as the statement names the table; ``extra``:
-        (name, Arrow array, Spark type) columns after the table's."""
+        (name, Arrow array, Spark type) columns after the table's. ``columns``: only the table's
+        columns of these lowercased names (None: all); ``take``: only the rows at these
+        indexes (None: all). Only what Spark evaluates need cross to the JVM."""
         table, schema = self.rows, self.schema
+        if take is not None:
+            table = table.take(pa.array(take, pa.int64()))
+        if columns is not None:
+            keep = [i for i, f in enumerate(schema.fields) if f.name.lower() in columns]
+            table = table.select(keep)
+            schema = T.StructType([schema.fields[i] for i in keep])
+            if not keep:    # a relation needs a column to keep its row count
+                extra = [(POSITION, pa.array(np.arange(table.num_rows), pa.int64()),
+                          T.LongType())] + list(extra)
         for name, array, dtype in extra:
             table = table.append_column(name, array)
             schema = T.StructType(schema.fields + [T.StructField(name, dtype)])
@@ -149,20 +168,30 @@ def _writes_an_empty_file(snapshot: Snapshot, matched: np.ndarray, kept_rows: in
             and not snapshot.partition_columns)
 
 
+def _matching(spark: SparkSession, rows: Candidates, condition: Column, alias: str | None,
+              references: frozenset[str] | None) -> np.ndarray | None:
+    """``condition <=> true`` for each row as Spark evaluates it over a relation of only the
+    columns the condition reads (``references``, lowercased; None: all): the same rows, the
+    same values and errors, fewer bytes. None: Spark cannot evaluate it without a job."""
+    frame = rows.frame(spark, alias, columns=references)
+    flags = collect_arrow(frame.select(condition.eqNullSafe(F.lit(True)).alias(MATCHED)))
+    return None if flags is None else true_mask(flags.column(MATCHED))
+
+
 def delete_rows(spark: SparkSession, log: DeltaLog, snapshot: Snapshot,
                 candidates: list[AddFile], condition: Column, write_change_data: bool,
-                alias: str | None = None) -> Rewrite | None:
+                alias: str | None = None, references: frozenset[str] | None = None
+                ) -> Rewrite | None:
     """:func:`~sqlext.engine.dml.rewrite.delete_matching_rows` on the driver, or None when the
-    statement is not for the driver path (see the module)."""
+    statement is not for the driver path (see the module). ``references``: the lowercased
+    names of the columns ``condition`` reads (None: all), the only ones Spark is handed."""
     if not supported(spark, log, snapshot, candidates):
         return None
     started = time.monotonic()
     rows = Candidates(log, snapshot, candidates)
-    flags = collect_arrow(rows.frame(spark, alias).select(
-        condition.eqNullSafe(F.lit(True)).alias(MATCHED)))
-    if flags is None:
+    matched = _matching(spark, rows, condition, alias, references)
+    if matched is None:
         return None
-    matched = true_mask(flags.column(MATCHED))
     scan_ms = _ms_since(started)
     copied = rows.copied(matched)
     if _writes_an_empty_file(snapshot, matched, copied, write_change_data):
@@ -179,43 +208,68 @@ def delete_rows(spark: SparkSession, log: DeltaLog, snapshot: Snapshot,
     return result
 
 
+def _updated(spark: SparkSession, snapshot: Snapshot, rows: Candidates, at: np.ndarray,
+             assignments: dict[str, Column], alias: str | None,
+             regenerate: tuple | None) -> pa.Table | None:
+    """The new values of the rows at indexes ``at`` (all the table's columns, in Spark's
+    Arrow types), evaluated by Spark over those rows alone: the statement's SET, regenerated
+    columns and the table's constraints, as :func:`~sqlext.engine.dml.rewrite.updating`
+    builds them for the Spark path. The flag column marking them is data (all true), not a
+    literal, so Spark analyses and types the output as over the whole file. None: Spark
+    cannot evaluate it without a job."""
+    flags = [(MATCHED, pa.array(np.ones(len(at), bool)), T.BooleanType())]
+    staged = rows.frame(spark, alias, extra=flags, take=at)
+    output = updating(staged, F.col(MATCHED), assignments, False, regenerate)
+    schema = spark_schema(snapshot.metadata.schema_string)
+    new = collect_arrow(enforce(output, table_constraints(schema, snapshot.configuration)))
+    return None if new is None else new.drop_columns([MATCHED])
+
+
+def _in_place(rows: pa.Table, at: np.ndarray, new: pa.Table) -> pa.Table:
+    """``rows`` (cast to ``new``'s schema) with the rows at indexes ``at`` replaced by
+    ``new``'s, in their order."""
+    combined = pa.concat_tables([rows.cast(new.schema), new])
+    order = np.arange(rows.num_rows)
+    order[at] = rows.num_rows + np.arange(len(at))
+    return combined.take(pa.array(order, pa.int64()))
+
+
 def update_rows(spark: SparkSession, log: DeltaLog, snapshot: Snapshot,
                 candidates: list[AddFile], condition: Column | None,
                 assignments: dict[str, Column], write_change_data: bool,
-                alias: str | None = None, regenerate: tuple | None = None) -> Rewrite | None:
+                alias: str | None = None, regenerate: tuple | None = None,
+                references: frozenset[str] | None = None) -> Rewrite | None:
     """:func:`~sqlext.engine.dml.rewrite.update_matching_rows` on the driver, or None when the
     statement is not for the driver path (see the module). ``condition`` None: every row of
-    the candidates matches."""
+    the candidates matches; ``references``: the lowercased names of the columns it reads (None:
+    all). Spark sees the condition's columns of every row, then the matching rows whole; the
+    other rows stay Arrow here."""
     if not supported(spark, log, snapshot, candidates):
         return None
     started = time.monotonic()
     rows = Candidates(log, snapshot, candidates)
-    frame = rows.frame(spark, alias)
-    matches = F.lit(True) if condition is None else condition.eqNullSafe(F.lit(True))
-    # the condition is evaluated once: the flag column carries it to the data and change rows
-    staged = frame.select("*", matches.alias(MATCHED))
-    staged = staged.alias(alias) if alias else staged
-    output = updating(staged, F.col(MATCHED), assignments, False, regenerate)
-    schema = spark_schema(snapshot.metadata.schema_string)
-    output = enforce(output, table_constraints(schema, snapshot.configuration))
-    new = collect_arrow(output)
+    matched = (np.ones(rows.rows.num_rows, bool) if condition is None
+               else _matching(spark, rows, condition, alias, references))
+    if matched is None:
+        return None
+    at = np.flatnonzero(matched)
+    new = _updated(spark, snapshot, rows, at, assignments, alias, regenerate) if len(at) \
+        else rows.rows.slice(0, 0)
     if new is None:
         return None
-    matched = true_mask(new.column(MATCHED))
     scan_ms = _ms_since(started)
-    new = new.drop_columns([MATCHED])
     copied = rows.copied(matched)
-    if _writes_an_empty_file(snapshot, matched, copied + int(matched.sum()), write_change_data):
+    if _writes_an_empty_file(snapshot, matched, copied + len(at), write_change_data):
         return None
     changes, change_files = None, None
     if write_change_data:
         changes = pa.concat_tables([
-            _with_change_type(rows.rows.filter(pa.array(matched)), "update_preimage"),
-            _with_change_type(new.filter(pa.array(matched)).cast(rows.rows.schema),
-                              "update_postimage")])
+            _with_change_type(rows.rows.take(pa.array(at, pa.int64())), "update_preimage"),
+            _with_change_type(new.cast(rows.rows.schema), "update_postimage")])
         change_files = np.concatenate([rows.file_of_row[matched]] * 2)
-    result = _write(spark, log, snapshot, rows, matched, new, np.ones(len(matched), bool),
+    data = _in_place(rows.rows, at, new) if len(at) else rows.rows
+    result = _write(spark, log, snapshot, rows, matched, data, np.ones(len(matched), bool),
                     changes, change_files)
     result.metrics = {"scanTimeMs": scan_ms, "rewriteTimeMs": _ms_since(started) - scan_ms,
-                      "numUpdatedRows": int(matched.sum()), "numCopiedRows": copied}
+                      "numUpdatedRows": len(at), "numCopiedRows": copied}
     return result
