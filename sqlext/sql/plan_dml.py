@@ -25,13 +25,15 @@ from sqlext.engine.commit import auto_merge
 from sqlext.engine.conditions import sql_text, with_sql_text
 from sqlext.engine.dml.delete import delete
 from sqlext.engine.merge import merge
-from sqlext.engine.merge.clauses import MATCHED, NOT_MATCHED, NOT_MATCHED_BY_SOURCE, Clause
+from sqlext.engine.merge.clauses import (MATCHED, NOT_MATCHED, NOT_MATCHED_BY_SOURCE, Clause,
+                                         omits_condition_early)
 from sqlext.engine.post_commit import result_row
 from sqlext.engine.read import resolve_snapshot
 from sqlext.engine.generated import computed_columns
 from sqlext.engine.schemas import spark_schema, widened_for_insert
 from sqlext.engine.dml.update import update
-from sqlext.errors import AnalysisException, TableNotFoundError, UnsupportedOperationError
+from sqlext.errors import (AnalysisException, ParseError, TableNotFoundError,
+                           UnsupportedOperationError)
 from sqlext.log.table import DeltaLog
 from sqlext.sql import plan as P
 from sqlext.sql import splice
@@ -375,7 +377,38 @@ def _column_key(column: exp.Column, alias: str | None, exprs: _Expressions) -> s
 # --- MERGE ------------------------------------------------------------------------------------
 
 
+#: Spark's parser's conditions for a WHEN clause that omits its condition but is not the last of
+#: its kind, and their wording (the MERGE builder's are :mod:`sqlext.engine.merge.plan`'s)
+_OMITTED_CONDITION = {
+    MATCHED: ("NON_LAST_MATCHED_CLAUSE_OMIT_CONDITION", "MATCHED"),
+    NOT_MATCHED: ("NON_LAST_NOT_MATCHED_BY_TARGET_CLAUSE_OMIT_CONDITION", "NOT MATCHED [BY TARGET]"),
+    NOT_MATCHED_BY_SOURCE: ("NON_LAST_NOT_MATCHED_BY_SOURCE_CLAUSE_OMIT_CONDITION",
+                            "NOT MATCHED BY SOURCE")}
+
+
+def _when_kind(when: exp.When) -> str:
+    if when.args.get("matched"):
+        return MATCHED
+    return NOT_MATCHED_BY_SOURCE if when.args.get("source") else NOT_MATCHED
+
+
+def _check_clause_conditions(stmt: MergeInto) -> None:
+    """Refuse, as Spark's parser does (before any table is looked up), a WHEN clause without a
+    condition that is not the last of its kind."""
+    whens = stmt.args["whens"].expressions
+    kind = omits_condition_early([(_when_kind(w), w.args.get("condition") is not None)
+                                  for w in whens])
+    if kind is not None:
+        condition, words = _OMITTED_CONDITION[kind]
+        raise ParseError(
+            f"[{condition}] MERGE INTO {label(stmt.this)}: when there are more than one {words} "
+            f"clauses in a MERGE statement, only the last {words} clause can omit the condition. "
+            "Add a condition to the earlier clause or remove the clauses after it; nothing was "
+            "run.", error_class=condition, sqlstate="42613", table=label(stmt.this))
+
+
 def plan_merge(resolver: Resolver, stmt: MergeInto) -> P.Plan | None:
+    _check_clause_conditions(stmt)
     table = stmt.this
     ref = _target(resolver, table, "MERGE INTO")
     if ref is None:
@@ -434,11 +467,7 @@ def _when(when: exp.When, exprs: _Expressions, alias: str | None, text: str) -> 
     """The engine's :class:`~sqlext.engine.merge.clauses.Clause` of one WHEN clause."""
     condition = exprs.tree(when.args.get("condition"))
     then = when.args["then"]
-    by_source = bool(when.args.get("source"))
-    if when.args.get("matched"):
-        kind = MATCHED
-    else:
-        kind = NOT_MATCHED_BY_SOURCE if by_source else NOT_MATCHED
+    kind = _when_kind(when)
     if isinstance(then, exp.Var) and then.name.upper() == "DELETE" and kind != NOT_MATCHED:
         return Clause(kind, "delete", condition)
     if isinstance(then, exp.Update) and kind != NOT_MATCHED:

@@ -211,6 +211,37 @@ CASES: tuple[ErrorCase, ...] = (
     ErrorCase("DROP COLUMN without column mapping", _TABLE,
               f"spark.sql('ALTER TABLE ' + {_T} + ' DROP COLUMN v')",
               "DELTA_UNSUPPORTED_DROP_COLUMN", "0AKDC", _AE),
+    ErrorCase("MERGE with an unconditional WHEN MATCHED before another", _TABLE,
+              f"spark.sql('MERGE INTO ' + {_T} + ' t USING (SELECT 1L AS id) s ON t.id = s.id '"
+              "' WHEN MATCHED THEN DELETE WHEN MATCHED THEN UPDATE SET v = 1')",
+              "NON_LAST_MATCHED_CLAUSE_OMIT_CONDITION", "42613", _PE),
+    ErrorCase("MERGE with an unconditional WHEN NOT MATCHED before another", _TABLE,
+              f"spark.sql('MERGE INTO ' + {_T} + ' t USING (SELECT 9L AS id, 1 AS v) s '"
+              "' ON t.id = s.id WHEN NOT MATCHED THEN INSERT *'"
+              "' WHEN NOT MATCHED AND s.id > 1 THEN INSERT *')",
+              "NON_LAST_NOT_MATCHED_BY_TARGET_CLAUSE_OMIT_CONDITION", "42613", _PE),
+    # the parser's error comes before the source's missing version is looked up
+    ErrorCase("MERGE with an unconditional NOT MATCHED BY SOURCE before another", _TABLE,
+              f"spark.sql('MERGE INTO ' + {_T} + ' t USING (SELECT * FROM ' + {_T} + "
+              "' VERSION AS OF 99) s ON t.id = s.id WHEN NOT MATCHED BY SOURCE THEN DELETE'"
+              "' WHEN NOT MATCHED BY SOURCE AND t.id > 1 THEN DELETE')",
+              "NON_LAST_NOT_MATCHED_BY_SOURCE_CLAUSE_OMIT_CONDITION", "42613", _PE),
+    ErrorCase("merge builder with an unconditional whenMatched before another", _TABLE,
+              "DeltaTable.forPath(spark, path).alias('t').merge(spark.createDataFrame("
+              "[(1, 'x')], 'id long, v string').alias('s'), 't.id = s.id')"
+              ".whenMatchedDelete().whenMatchedUpdateAll().execute()",
+              "DELTA_NON_LAST_MATCHED_CLAUSE_OMIT_CONDITION", "42601", _AE),
+    ErrorCase("merge builder with an unconditional whenNotMatched before another", _TABLE,
+              "DeltaTable.forPath(spark, path).alias('t').merge(spark.createDataFrame("
+              "[(9, 'x')], 'id long, v string').alias('s'), 't.id = s.id')"
+              ".whenNotMatchedInsertAll().whenNotMatchedInsertAll('s.id > 1').execute()",
+              "DELTA_NON_LAST_NOT_MATCHED_CLAUSE_OMIT_CONDITION", "42601", _AE),
+    ErrorCase("merge builder with an unconditional whenNotMatchedBySource before another", _TABLE,
+              "DeltaTable.forPath(spark, path).alias('t').merge(spark.createDataFrame("
+              "[(9, 'x')], 'id long, v string').alias('s'), 't.id = s.id')"
+              ".whenNotMatchedBySourceDelete().whenNotMatchedBySourceDelete('t.id > 1')"
+              ".execute()",
+              "DELTA_NON_LAST_NOT_MATCHED_BY_SOURCE_CLAUSE_OMIT_CONDITION", "42601", _AE),
 )
 
 #: The concurrency case on delta-spark (its own Scala API, through py4j): a transaction reads the

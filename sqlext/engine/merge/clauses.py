@@ -26,6 +26,19 @@ KIND_NAMES = {MATCHED: "WHEN MATCHED", NOT_MATCHED: "WHEN NOT MATCHED",
 EXPRESSION_TYPES = (str, Column, exp.Expression)
 
 
+def omits_condition_early(kinds: list[tuple[str, bool]]) -> str | None:
+    """The first clause kind that has a clause without a condition before another clause of the
+    same kind (only the last clause of a kind may omit its condition), or None.
+    ``kinds``: each clause's kind and whether it has a condition, in the statement's order."""
+    seen_unconditional: set[str] = set()
+    for kind, has_condition in kinds:
+        if kind in seen_unconditional:
+            return kind
+        if not has_condition:
+            seen_unconditional.add(kind)
+    return None
+
+
 @dataclass(frozen=True)
 class Clause:
     """One WHEN clause. ``assignments`` is None for ``UPDATE SET *`` / ``INSERT *`` (and DELETE)."""

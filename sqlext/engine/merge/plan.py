@@ -34,7 +34,7 @@ from sqlext.engine.conditions import Condition, resolve_condition
 from sqlext.engine.dml.command import table_frame
 from sqlext.engine.merge import eager
 from sqlext.engine.merge.clauses import (KIND_NAMES, MATCHED, NOT_MATCHED, NOT_MATCHED_BY_SOURCE,
-                                         Clause)
+                                         Clause, omits_condition_early)
 from sqlext.engine.generated import (computed_columns, refuse_explicit_identity,
                                      refuse_identity_update)
 from sqlext.engine.schemas import (nested_type, quote_identifier, refuse_dependent_widening,
@@ -115,19 +115,27 @@ class ResolvedClause:
         return out
 
 
+#: delta-spark's MERGE builder's conditions for a clause that omits its condition but is not
+#: the last of its kind (the SQL parser's are :data:`sqlext.sql.plan_dml`'s)
+OMITTED_CONDITION_CLASSES = {
+    MATCHED: "DELTA_NON_LAST_MATCHED_CLAUSE_OMIT_CONDITION",
+    NOT_MATCHED: "DELTA_NON_LAST_NOT_MATCHED_CLAUSE_OMIT_CONDITION",
+    NOT_MATCHED_BY_SOURCE: "DELTA_NON_LAST_NOT_MATCHED_BY_SOURCE_CLAUSE_OMIT_CONDITION"}
+
+
 def check_clause_order(clauses: tuple[Clause, ...], where: str) -> None:
     """Every clause but the last of its kind needs a condition; a MERGE needs a clause."""
     if not clauses:
         raise AnalysisException(f"{where}: MERGE needs at least one WHEN clause (e.g. "
                                 "whenMatchedUpdateAll() or whenNotMatchedInsertAll())")
-    for kind, name in KIND_NAMES.items():
-        of_kind = [c for c in clauses if c.kind == kind]
-        for c in of_kind[:-1]:
-            if c.condition is None:
-                raise AnalysisException(
-                    f"{where}: when there is more than one {name} clause in a MERGE, only the "
-                    f"last one may omit its condition; {c.describe()} is not the last. Add a "
-                    "condition or remove the clauses after it. The table is unchanged.")
+    kind = omits_condition_early([(c.kind, c.condition is not None) for c in clauses])
+    if kind is not None:
+        first = next(c for c in clauses if c.kind == kind and c.condition is None)
+        raise AnalysisException(
+            f"{where}: when there is more than one {KIND_NAMES[kind]} clause in a MERGE, only the "
+            f"last one may omit its condition; {first.describe()} is not the last. Add a "
+            "condition or remove the clauses after it. The table is unchanged.",
+            error_class=OMITTED_CONDITION_CLASSES[kind], sqlstate="42601")
 
 
 def _plain_columns(project, columns: list[str]) -> dict[int, str]:
