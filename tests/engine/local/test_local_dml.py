@@ -6,11 +6,17 @@ job for a one-row statement on a small table."""
 
 from __future__ import annotations
 
+import random
+
+import numpy as np
+import pyarrow.parquet as pq
 import pytest
 
 import sqlext
 from sqlext.engine.local import policy
+from sqlext.engine.local.dml import Candidates
 from sqlext.errors import SqlextError
+from sqlext.log.table import DeltaLog
 from tests.support import assert_same_rows, read_deltalake
 from tests.support.dml_cases import changes_of
 from tests.support.spark import jobs_run, spark_conf
@@ -123,3 +129,42 @@ def test_a_python_udf_falls_back_to_the_spark_path(spark, tmp_path):
     assert jobs > 0
     ids = {r["id"] for r in read_deltalake(path).to_pylist()}
     assert ids == set(range(30)) - {3}
+
+
+def test_spark_is_handed_the_condition_columns_then_the_matching_rows(spark, tmp_path):
+    """The relations of a driver-path statement hold only what Spark evaluates: the columns
+    the condition reads (a row position when it reads none), then the matching rows."""
+    path = tmp_path / "t"
+    _create(spark, path, False, False)
+    log = DeltaLog(str(path))
+    snapshot = log.snapshot()
+    rows = Candidates(log, snapshot, snapshot.files)
+    narrow = rows.frame(spark, "t", columns=frozenset({"v"}))
+    assert narrow.columns == ["v"]
+    assert sorted(r.v for r in narrow.collect()) == [i * 10 for i in range(30)]
+    positions = rows.frame(spark, None, columns=frozenset())
+    assert [r[0] for r in positions.collect()] == list(range(30))
+    picked = rows.frame(spark, None, take=np.array([4, 0]))
+    assert picked.columns == ["id", "p", "s", "v"]
+    assert [r.id for r in picked.collect()] == [rows.rows.column("id")[i].as_py() for i in (4, 0)]
+
+
+def test_an_update_writes_the_rows_back_in_their_order(spark, tmp_path):
+    """Unchanged rows stay Arrow on the driver and updated ones come back from Spark: the
+    rewritten file holds them in the file's own order, as the Spark path writes it."""
+    path = tmp_path / "t"
+    order = list(range(40))
+    random.Random(7).shuffle(order)
+    sqlext.sql(spark, f"CREATE TABLE delta.`{path}` (id BIGINT, v BIGINT) USING delta")
+    values = ", ".join(f"({i}, {i})" for i in order)
+    sqlext.sql(spark, f"INSERT INTO delta.`{path}` SELECT * FROM VALUES {values} AS r(id, v)")
+    with spark_conf(spark, {policy.MODE_CONF: "force"}):
+        sqlext.sql(spark, f"UPDATE delta.`{path}` SET v = -v WHERE id % 3 = 0")
+    seen = []
+    for add in DeltaLog(str(path)).snapshot().files:
+        written = pq.read_table(path / add.path).to_pylist()
+        ids = [r["id"] for r in written]
+        assert ids == sorted(ids, key=order.index)
+        assert [r["v"] for r in written] == [-i if i % 3 == 0 else i for i in ids]
+        seen += ids
+    assert sorted(seen) == list(range(40))
