@@ -181,7 +181,7 @@ def _cast(c: _Caster, value: Column, source: T.DataType, target: T.DataType, nam
                                                   name))
     if not c.allowed(source, target):
         c.refuse(source, target, name)
-    if c.policy == "STRICT":
+    if c.policy == "STRICT" or (c.policy == "ANSI" and never_fails(source, target)):
         return value.cast(target)
     converted = value.try_cast(target)
     if c.policy == "LEGACY":
@@ -190,6 +190,26 @@ def _cast(c: _Caster, value: Column, source: T.DataType, target: T.DataType, nam
         f"{c.where}: a value of {c.shown!r} does not fit column {name!r} of type "
         f"{target.simpleString()} (the ANSI cast fails): ", value.cast("string"))
     ).otherwise(converted)
+
+
+#: integral types, narrower first, with the decimal digits each needs
+_INTEGRAL_DIGITS = {T.ByteType: 3, T.ShortType: 5, T.IntegerType: 10, T.LongType: 20}
+
+
+def never_fails(source: T.DataType, target: T.DataType) -> bool:
+    """Whether every value of ``source`` converts to ``target`` (a widening: a wider integral
+    or decimal type, float to double): the ANSI store assignment's check of the converted value
+    is then a plain cast (fewer expressions to build through py4j, the same result)."""
+    digits = _INTEGRAL_DIGITS.get(type(source))
+    if digits is not None:
+        wider = _INTEGRAL_DIGITS.get(type(target))
+        if wider is not None:
+            return wider >= digits
+        return isinstance(target, T.DecimalType) and target.precision - target.scale >= digits
+    if isinstance(source, T.DecimalType) and isinstance(target, T.DecimalType):
+        return (target.scale >= source.scale
+                and target.precision - target.scale >= source.precision - source.scale)
+    return isinstance(source, T.FloatType) and isinstance(target, T.DoubleType)
 
 
 def _struct_by_name(c: _Caster, value: Column, source: T.StructType, target: T.StructType,

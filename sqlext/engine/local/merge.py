@@ -238,7 +238,8 @@ def _evaluate(spark, plan: MergePlan, sides: _Sides, pairs: list[tuple[int, int]
         plan.kind(clause, target).alias(KIND), *plan.new_values(clause, target, source),
         *[c.alias(f"__o{i}") for i, c in enumerate(plan.old_values(target))])
     constraints = table_constraints(plan.new_schema, plan.snapshot.configuration)
-    named = enforce(named, constraints, F.col(KIND).isin(COPY, UPDATE, INSERT))
+    if constraints:     # (the written-row filter alone is ~20 py4j round trips)
+        named = enforce(named, constraints, F.col(KIND).isin(COPY, UPDATE, INSERT))
     return collect_arrow(named)
 
 

@@ -550,18 +550,23 @@ class MergePlan:
     def kind(self, clause: Column, target: DataFrame) -> Column:
         """The row's fate: UPDATE, DELETE, INSERT, COPY (a target row no clause changes), or NULL
         (a source row no clause inserts)."""
-        expr = F.when(F.lit(False), F.lit(None).cast("string"))
-        for action, code in (("update", UPDATE), ("delete", DELETE), ("insert", INSERT)):
-            idx = self.indexes(action)
-            if idx:
-                expr = expr.when(clause.isin(idx), F.lit(code))
-        return expr.when(target[TARGET_PRESENT].isNotNull(), F.lit(COPY))
+        # one clause: an equality (a one-value IN is one after optimization; fewer round trips)
+        branches = [(clause == idx[0] if len(idx) == 1 else clause.isin(idx), code)
+                    for action, code in
+                    (("update", UPDATE), ("delete", DELETE), ("insert", INSERT))
+                    if (idx := self.indexes(action))]
+        branches.append((target[TARGET_PRESENT].isNotNull(), COPY))
+        expr = F.when(branches[0][0], F.lit(branches[0][1]))
+        for cond, code in branches[1:]:
+            expr = expr.when(cond, F.lit(code))
+        return expr
 
     def new_values(self, clause: Column, target: DataFrame | None,
                    source: DataFrame) -> list[Column]:
         """Each column of the new schema after the acting clause (the old value when no clause
         sets it), aliased by name. Without ``target`` (inserts only) there is no old value."""
         out = []
+        acts: dict[int, Column] = {}
         for pos, f in enumerate(self.new_schema.fields):
             old = (column_of(target, f.name) if target is not None and f.name.lower() in self._old
                    else F.lit(None).cast(f.dataType))
@@ -579,7 +584,9 @@ class MergePlan:
                     value = column_of(side, c.plain[f.name])
                 else:
                     value = side[c.value_column(pos)]
-                cond = clause == F.lit(c.index)
+                if c.index not in acts:     # built once for all columns
+                    acts[c.index] = clause == F.lit(c.index)
+                cond = acts[c.index]
                 expr = F.when(cond, value) if expr is None else expr.when(cond, value)
             out.append((expr.otherwise(old) if expr is not None else old).alias(f.name))
         return out
