@@ -55,6 +55,7 @@ from sqlext.engine.io.files import CHANGE_TYPE, WrittenFile, write_files
 from sqlext.engine.local.insert import write_without_job
 from sqlext.engine.merge import eager
 from sqlext.engine.merge.clauses import MATCHED, NOT_MATCHED, NOT_MATCHED_BY_SOURCE, Clause
+from sqlext.engine.merge.infallible import cannot_fail
 from sqlext.engine.merge.plan import (CLAUSE, COPY, DELETE, INSERT, KIND, OPERATION,
                                       TARGET_PRESENT, UPDATE, MergePlan, source_alias)
 from sqlext.engine.merge.prune import analyse_on, broadcastable, summarize_source
@@ -404,9 +405,11 @@ class _Merge:
             selected = files
             # delta-spark joins every file with the source then, and evaluates WHEN MATCHED
             # conditions on their unmatched rows too: no pruning by NOT MATCHED BY SOURCE
-            # conditions, which would skip rows where a WHEN MATCHED condition fails
+            # conditions, which would skip rows where a WHEN MATCHED condition fails; nor by
+            # conditions delta-spark evaluates on every row and that may fail on one
             if all(p is not None for p in predicates) and \
-                    all(c.condition is None for c in plan.of(MATCHED)):
+                    all(c.condition is None for c in plan.of(MATCHED)) and \
+                    self._skips_by_source(predicates, types):
                 either = predicates[0]
                 for p in predicates[1:]:
                     either = exp.or_(either, p)
@@ -420,6 +423,18 @@ class _Merge:
         self._names = (len(set(names)) == len(names) and all(map(_PLAIN_NAME.match, names))
                        and not self._dv)
         return candidates
+
+    def _skips_by_source(self, predicates: list[exp.Expression], types: dict) -> bool:
+        """Whether files the NOT MATCHED BY SOURCE conditions ``predicates`` (over target
+        columns of ``types``) rule out may be
+        skipped without changing which rows delta-spark evaluates them on. delta-spark
+        evaluates them on every row (measured), except on a table with deletion vectors in a
+        MERGE of one such clause only, whose condition filters the scan: Parquet skips the
+        files its top-level conjuncts rule out. Otherwise only conditions that cannot fail on
+        any row (:func:`infallible.cannot_fail`) may skip files."""
+        if self._dv and len(self.plan.clauses) == 1:
+            return True
+        return all(cannot_fail(p, types, self.alias) for p in predicates)
 
     def _record_reads(self, candidates: list[AddFile], removed: list[AddFile]) -> None:
         """The region read: target-only conjuncts and the source's key ranges (the whole table

@@ -25,6 +25,7 @@ that act: ``least`` evaluates every argument, a ``CASE`` stops at the first bran
 
 from __future__ import annotations
 
+from pyspark.errors import PySparkException
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from sqlglot import exp
@@ -37,15 +38,19 @@ def target_scoped(condition: Condition, alias: str | None, columns: set[str]) ->
     """A WHEN NOT MATCHED BY SOURCE ``condition`` with its unqualified names of target
     ``columns`` (lower case) qualified by the target's ``alias``, so that it analyses over the
     joined rows, where delta-spark evaluates it (an unqualified name both sides have would be
-    ambiguous there; in the clause's scope it is the target's). None without an alias or a
-    sqlglot tree, or when no name needs it."""
+    ambiguous there; in the clause's scope it is the target's). When no name needs it (a
+    pyspark Column: its tree is Spark's analysed SQL, its names qualified already), that SQL.
+    None without an alias or a sqlglot tree."""
     if alias is None or condition.predicate is None:
         return None
     tree = condition.predicate.copy()
     names = [c for c in tree.find_all(exp.Column) if not c.table and c.name.lower() in columns
              and c.find_ancestor(exp.Lambda) is None]
     if not names:
-        return None
+        try:
+            return F.expr(condition.sql)
+        except PySparkException:    # Spark's SQL of an expression does not always parse
+            return None
     for name in names:
         name.set("table", exp.to_identifier(alias))
     return F.expr(tree.sql(dialect="spark"))
