@@ -79,8 +79,8 @@ def change_column(spark: SparkSession, ref: TableRef, path: list[str],
         field.setdefault("metadata", {})["comment"] = comment
     if position is not None:
         _move(target, position, ref, snapshot.version)
-    if old == new:
-        return _commit(spark, txn, snapshot, schema, target, position)
+    if old == new:     # the history shows the field's earlier type changes then, as delta-spark
+        return _commit(spark, txn, snapshot, schema, target, position, widened=False)
     widening_on = (type_widening.enabled(snapshot.configuration)
                    and type_widening.supported(snapshot.protocol))
     if not (widening_on and type_widening.is_supported(old, new)):
@@ -109,17 +109,19 @@ def change_column(spark: SparkSession, ref: TableRef, path: list[str],
     return _commit(spark, txn, snapshot, schema, target, position)
 
 
-def _commit(spark, txn, snapshot, schema: dict, target: _Target, position) -> int:
+def _commit(spark, txn, snapshot, schema: dict, target: _Target, position,
+            widened: bool = True) -> int:
     txn.update_metadata(dataclasses.replace(
         snapshot.metadata, schema_string=json.dumps(schema, separators=(",", ":"))))
-    operation = ops.ChangeColumn(_history_field(target), position=_position_text(position))
+    operation = ops.ChangeColumn(_history_field(target, widened),
+                                 position=_position_text(position))
     return commit(spark, txn, [], operation, metrics={})
 
 
-def _history_field(target: _Target) -> dict:
+def _history_field(target: _Target, widened: bool) -> dict:
     """The changed field as delta-spark's history names it: its dotted path (``s.x``,
-    ``a.element``), its type, nullability and metadata (no ``delta.typeChanges``; an element,
-    key or value has none)."""
+    ``a.element``), its type, nullability and metadata (without ``delta.typeChanges`` when
+    this commit ``widened`` it; an element, key or value has none)."""
     if target.siblings is None:
         nullable = {"elementType": "containsNull", "valueType": "valueContainsNull"}.get(
             target.key)
@@ -129,7 +131,7 @@ def _history_field(target: _Target) -> dict:
     return {"name": ".".join(target.names), "type": field["type"],
             "nullable": field.get("nullable", True),
             "metadata": {k: v for k, v in (field.get("metadata") or {}).items()
-                         if k != type_widening.TYPE_CHANGES_KEY}}
+                         if not widened or k != type_widening.TYPE_CHANGES_KEY}}
 
 
 def _position_text(position) -> str | None:

@@ -2,9 +2,11 @@
 constraint or a generated column depends on cannot be widened (ALTER, INSERT with autoMerge,
 MERGE WITH SCHEMA EVOLUTION), the same error conditions, the table unchanged; a type change
 with a COMMENT in one ``CHANGE COLUMN``; MERGE schema evolution widening struct fields (inside
-arrays and maps too). Each scenario runs on both engines: every statement's outcome (success or
-error condition), the final version, schema (``delta.typeChanges`` and comments) and rows agree,
-and delta-spark reads the table sqlext wrote."""
+arrays and maps too); nested ``CHANGE COLUMN s.x x <type> COMMENT '...' [FIRST | AFTER y]`` and
+nested comment-only changes. Each scenario runs on both engines: every statement's outcome
+(success or error condition), the final version, schema (``delta.typeChanges`` and comments),
+protocol, the operations committed (a ``CHANGE COLUMN``'s parameters: the field's path, type,
+comment, position) and rows agree, and delta-spark reads the table sqlext wrote."""
 
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from sqlext.log.table import DeltaLog
 from tests.support import assert_same_rows
 from tests.support.deltaspark import DeltaSparkError, delta_path
 from tests.support.kernel_tables import clear_caches
+from tests.support.table_checks import commit_info
 
 AUTO_MERGE = "spark.databricks.delta.schema.autoMerge.enabled"
 _GEN = "a INT, g BIGINT GENERATED ALWAYS AS (CAST(a AS BIGINT) + 1), b INT"
@@ -34,6 +37,55 @@ def _merge_struct(ty: str, clauses: str, evolution: bool = True) -> list[str]:
 
 
 _BOTH = "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *"
+
+_NESTED = ("id INT, s STRUCT<x: INT, y: STRING, t: STRUCT<z: INT, w: INT>>, a ARRAY<INT>, "
+           "m MAP<INT, INT>, arr ARRAY<STRUCT<x: INT>>")
+_NESTED_ROW = ("INSERT INTO {t} VALUES (1, named_struct('x', 1, 'y', 'a', 't', "
+               "named_struct('z', 2, 'w', 3)), array(4), map(5, 6), array(named_struct('x', 7)))")
+
+
+def _nested(*alters: str) -> tuple[str, list[str], bool]:
+    """A scenario on the nested table: one row, then ``ALTER TABLE {t} <alter>`` each."""
+    return _NESTED, [_NESTED_ROW, *(f"ALTER TABLE {{t}} {a}" for a in alters)], False
+
+
+# issue 31 item 3: nested CHANGE COLUMN with a type, a comment, a position
+NESTED_SCENARIOS = {
+    "nested_type_and_comment": _nested("CHANGE COLUMN s.x x BIGINT COMMENT 'ex'",
+                                       "CHANGE s.t.z z BIGINT COMMENT 'zed'"),
+    "nested_comment_only": _nested("CHANGE COLUMN s.x x INT COMMENT 'same type'",
+                                   "CHANGE COLUMN s.y COMMENT 'why'",
+                                   "ALTER COLUMN s.t.w COMMENT 'double-u'"),
+    "nested_positions": _nested("CHANGE COLUMN s.x x BIGINT COMMENT 'moved' AFTER y",
+                                "CHANGE COLUMN s.t.w w INT COMMENT 'first' FIRST",
+                                "CHANGE COLUMN s.t.z z BIGINT AFTER w"),
+    "top_level_position": (_NESTED, [
+        _NESTED_ROW, "ALTER TABLE {t} CHANGE COLUMN id id BIGINT COMMENT 'top' AFTER s",
+        "INSERT INTO {t} VALUES (named_struct('x', 8, 'y', 'b', 't', named_struct('z', 9, "
+        "'w', 10)), 5000000000, array(), map(), array())",
+        "ALTER TABLE {t} CHANGE COLUMN id id BIGINT FIRST"], False),
+    "nested_in_collections": _nested("ALTER COLUMN a.element TYPE BIGINT",
+                                     "CHANGE COLUMN m.key key BIGINT",
+                                     "ALTER COLUMN m.value TYPE BIGINT",
+                                     "CHANGE COLUMN arr.element.x x BIGINT COMMENT 'in array'"),
+    "nested_case_insensitive": _nested("CHANGE COLUMN S.X X BIGINT COMMENT 'case'"),
+    "nested_refusals": _nested("CHANGE COLUMN s.x x SMALLINT COMMENT 'narrower'",
+                               "CHANGE COLUMN s.nope nope BIGINT COMMENT 'no such field'",
+                               "CHANGE COLUMN s.x x STRING COMMENT 'not a widening'",
+                               "CHANGE COLUMN a.element element BIGINT COMMENT 'element'",
+                               "CHANGE COLUMN s.x x BIGINT AFTER nope"),
+    "nested_check_blocks_type_not_comment": (_NESTED, [
+        _NESTED_ROW, "ALTER TABLE {t} ADD CONSTRAINT c1 CHECK (s.x > 0)",
+        "ALTER TABLE {t} CHANGE COLUMN s.x x BIGINT COMMENT 'blocked'",
+        "ALTER TABLE {t} CHANGE COLUMN s.x x INT COMMENT 'comment only'",
+        "ALTER TABLE {t} CHANGE COLUMN s.t.z z BIGINT COMMENT 'not referenced'"], False),
+    "nested_generated_blocks_type": (
+        "id INT, s STRUCT<x: INT, y: INT>, g BIGINT GENERATED ALWAYS AS (CAST(s.x AS BIGINT))", [
+            "INSERT INTO {t} (id, s) VALUES (1, named_struct('x', 1, 'y', 2))",
+            "ALTER TABLE {t} CHANGE COLUMN s.x x BIGINT COMMENT 'blocked'",
+            "ALTER TABLE {t} CHANGE COLUMN s.x x INT COMMENT 'comment only'",
+            "ALTER TABLE {t} CHANGE COLUMN s.y y BIGINT COMMENT 'free'"], False),
+}
 
 # name -> (columns, statements ({t}: the table), autoMerge on)
 SCENARIOS = {
@@ -102,6 +154,7 @@ SCENARIOS = {
         False),
     "insert_struct_autoMerge": (_STRUCT, [
         "INSERT INTO {t} SELECT 1 AS id, named_struct('x', 5000000000L, 'y', 'a') AS s"], True),
+    **NESTED_SCENARIOS,
 }
 
 
@@ -139,6 +192,20 @@ def theirs(delta_spark, tmp_path_factory):
     return root, out
 
 
+def _commits(path, version: int) -> list[tuple]:
+    """Each commit after CREATE: its operation, and a ``CHANGE COLUMN``'s parameters (the
+    ``column`` JSON parsed)."""
+    out = []
+    for v in range(1, version + 1):
+        info = commit_info(path, v)
+        params = None
+        if info["operation"] == "CHANGE COLUMN":
+            params = {**info["operationParameters"],
+                      "column": json.loads(info["operationParameters"]["column"])}
+        out.append((info["operation"], params))
+    return out
+
+
 def _run_ours(spark, t: str, columns: str, statements: list[str], auto: bool) -> list:
     sqlext.sql(spark, _create(t, columns))
     outcomes = []
@@ -172,6 +239,7 @@ def test_scenario_matches_delta_spark(spark, delta_spark, theirs, tmp_path, name
     mine, other = DeltaLog(str(ours)).snapshot(), DeltaLog(str(root / name)).snapshot()
     assert mine.version == other.version
     assert _schema(ours) == _schema(root / name)
+    assert _commits(ours, mine.version) == _commits(root / name, other.version)
     assert_same_rows(sqlext.read(spark, str(ours)), their_rows, sort_by=[_key(columns)])
     # delta-spark reads the table sqlext wrote as its own
     read_back = delta_spark.sql(f"SELECT * FROM {delta_path(ours)}")
@@ -206,3 +274,29 @@ def test_refusals_name_the_table_and_leave_it_unchanged(spark, tmp_path):
     clear_caches()
     assert DeltaLog(str(path)).snapshot().version == version
     assert not list(path.glob("*.parquet"))
+
+
+@pytest.mark.parametrize("alter, condition", [
+    ("CHANGE COLUMN s.x x SMALLINT COMMENT 'c'", "NOT_SUPPORTED_CHANGE_COLUMN"),
+    ("CHANGE COLUMN s.nope nope BIGINT COMMENT 'c'", "UNRESOLVED_COLUMN.WITH_SUGGESTION"),
+    ("CHANGE COLUMN s.x x BIGINT COMMENT 'c'", "DELTA_CONSTRAINT_DEPENDENT_COLUMN_CHANGE"),
+    ("CHANGE COLUMN a.element element BIGINT COMMENT 'c'", "DELTA_UNSUPPORTED_COMMENT_MAP_ARRAY"),
+    ("CHANGE COLUMN s.y y STRING AFTER nope", "UNRESOLVED_COLUMN.WITH_SUGGESTION"),
+])
+def test_nested_change_refusals_name_table_and_version(spark, tmp_path, alter, condition):
+    """A refused nested CHANGE COLUMN names the table and the version it read, with
+    delta-spark's condition, and commits nothing."""
+    path = tmp_path / "t"
+    t = delta_path(path)
+    sqlext.sql(spark, _create(t, _NESTED))
+    sqlext.sql(spark, _NESTED_ROW.format(t=t))
+    sqlext.sql(spark, f"ALTER TABLE {t} ADD CONSTRAINT c1 CHECK (s.x > 0)")
+    version, schema = DeltaLog(str(path)).snapshot().version, _schema(path)
+    with pytest.raises(SqlextError) as info:
+        sqlext.sql(spark, f"ALTER TABLE {t} {alter}")
+    error = info.value
+    assert (error.error_class, error.table, error.version) == (condition, str(path), version)
+    assert "unchanged" in str(error)
+    clear_caches()
+    assert DeltaLog(str(path)).snapshot().version == version
+    assert _schema(path) == schema
