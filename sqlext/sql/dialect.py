@@ -285,6 +285,8 @@ class Sqlext(Spark):
             dtype = self._parse_types() if name is not None else None
             if dtype is None:
                 return None
+            # NOT NULL is refused when planned, as Spark's parser refuses it
+            allow_null = False if self._match_text_seq("NOT", "NULL") else None
             comment = self._parse_string() if self._match(TokenType.COMMENT) else None
             position = None
             if self._match_text_seq("FIRST"):
@@ -292,10 +294,11 @@ class Sqlext(Spark):
             elif self._match_text_seq("AFTER"):
                 position = exp.ColumnPosition(position="AFTER",
                                               this=self._parse_field(any_token=True))
-            if len(parts) == 1 and position is None:
+            if len(parts) == 1 and position is None and allow_null is None:
                 return None
             return self.expression(nodes.ChangeColumn(this=path, rename_to=name, dtype=dtype,
-                                                      comment=comment, position=position))
+                                                      comment=comment, position=position,
+                                                      allow_null=allow_null))
 
         def _parse_field_parts(self, column) -> list | None:
             """``column`` and the ``.name`` parts after it (None if one is missing)."""

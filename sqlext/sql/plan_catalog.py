@@ -23,7 +23,7 @@ from sqlext.errors import (AnalysisException, ParseError, TableNotFoundError,
                            UnsupportedOperationError)
 from sqlext.sql import plan as P
 from sqlext.sql import splice
-from sqlext.sql.nodes import SyncIdentity, delta_path, property_map
+from sqlext.sql.nodes import ChangeColumn, SyncIdentity, delta_path, property_map
 from sqlext.sql.resolve import Kind, Resolver, label
 from sqlext.sql.sqltypes import struct_from_columns
 
@@ -76,9 +76,34 @@ def plan_drop_table(resolver: Resolver, stmt: exp.Drop) -> P.Plan | None:
 # --- ALTER TABLE ------------------------------------------------------------------------------
 
 
+def _refuse_hive_change(stmt: exp.Alter) -> None:
+    """Refuse, as Spark's parser does (before any table is looked up), a Hive-style ``CHANGE
+    COLUMN`` that renames the column or declares it NOT NULL."""
+    for action in stmt.args.get("actions") or []:
+        if not isinstance(action, exp.AlterColumn) or action.args.get("dtype") is None:
+            continue
+        new_name = action.args.get("rename_to")
+        if new_name is not None and new_name.name.lower() != action.this.name.lower():
+            operation, instead = "Renaming column", "RENAME COLUMN"
+        elif isinstance(action, ChangeColumn) and action.args.get("allow_null") is False:
+            operation, instead = "NOT NULL", "ALTER COLUMN ... SET/DROP NOT NULL"
+        else:
+            continue
+        text = label(stmt.this)
+        error = ParseError(
+            f"[_LEGACY_ERROR_TEMP_0034] ALTER TABLE {text}: {operation} is not supported in "
+            f"Hive-style ALTER COLUMN, please run {instead} instead. Nothing was changed.",
+            error_class="_LEGACY_ERROR_TEMP_0034", table=text,
+            message_parameters={"operation": operation, "command": "ALTER COLUMN",
+                                "msg": f", please run {instead} instead"})
+        error.sqlstate = None       # Spark's legacy condition has no SQLSTATE
+        raise error
+
+
 def plan_alter(resolver: Resolver, stmt: exp.Alter) -> P.Plan | None:
     if str(stmt.args.get("kind") or "").upper() != "TABLE":
         return None
+    _refuse_hive_change(stmt)
     table = stmt.this
     target = resolver.resolve(table)
     if target.kind is Kind.SPARK:
@@ -195,14 +220,8 @@ def _check_constraint(action: exp.AddConstraint, ref: TableRef) -> tuple[str, ex
 
 def _type_change(spark: SparkSession, ref: TableRef, action: exp.AlterColumn):
     """The field path and Spark type of ``ALTER COLUMN c TYPE t`` / ``CHANGE [COLUMN] c c t``
-    (a new name in CHANGE is refused: renaming needs RENAME COLUMN)."""
+    (a new name in CHANGE was refused by :func:`_refuse_hive_change`)."""
     path = _field_path(action.this, ref)
-    new_name = action.args.get("rename_to")
-    if new_name is not None and new_name.name.lower() != path[-1].lower():
-        raise UnsupportedOperationError(f"ALTER TABLE {ref.display} CHANGE COLUMN {path[-1]}: "
-                                        f"renaming a column ({path[-1]} to {new_name.name}) is "
-                                        "not supported here (use RENAME COLUMN); the table is "
-                                        "unchanged", table=ref.display)
     dtype = struct_from_columns(spark, [exp.ColumnDef(this=exp.to_identifier(path[-1]),
                                                       kind=action.args["dtype"].copy())],
                                 ref.display).fields[0].dataType
@@ -220,13 +239,10 @@ def _position(action: exp.AlterColumn) -> tuple[str, str | None] | None:
 
 def _set_comment(spark: SparkSession, ref: TableRef, action: exp.AlterColumn) -> int:
     """``CHANGE [COLUMN] c [c type] COMMENT '...'`` / ``ALTER COLUMN c COMMENT '...'``: only the
-    comment may change (a type or name that differs is refused, the table left as it was)."""
+    comment may change (a type that differs is refused, the table left as it was; a new name
+    was refused by :func:`_refuse_hive_change`)."""
     column = action.this.name
-    new_name, dtype = action.args.get("rename_to"), action.args.get("dtype")
-    if new_name is not None and new_name.name.lower() != column.lower():
-        raise UnsupportedOperationError(f"ALTER TABLE {ref.display} CHANGE COLUMN {column}: "
-                                        f"renaming a column ({column} to {new_name.name}) is not "
-                                        "supported; only its COMMENT can change", table=ref.display)
+    dtype = action.args.get("dtype")
     expected = None
     if dtype is not None:
         expected = struct_from_columns(spark, [exp.ColumnDef(this=exp.to_identifier(column),

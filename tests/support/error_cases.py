@@ -242,6 +242,20 @@ CASES: tuple[ErrorCase, ...] = (
               ".whenNotMatchedBySourceDelete().whenNotMatchedBySourceDelete('t.id > 1')"
               ".execute()",
               "DELTA_NON_LAST_NOT_MATCHED_BY_SOURCE_CLAUSE_OMIT_CONDITION", "42601", _AE),
+    ErrorCase("CHANGE COLUMN renaming a column", _TABLE,
+              f"spark.sql('ALTER TABLE ' + {_T} + ' CHANGE COLUMN v w STRING')",
+              "_LEGACY_ERROR_TEMP_0034", None, _PE),
+    ErrorCase("CHANGE COLUMN renaming a nested field", _TABLE
+              + f"spark.sql('ALTER TABLE ' + {_T} + ' ADD COLUMNS (s STRUCT<x: INT>)')\n",
+              f"spark.sql('ALTER TABLE ' + {_T} + ' CHANGE COLUMN s.x z INT')",
+              "_LEGACY_ERROR_TEMP_0034", None, _PE),
+    ErrorCase("CHANGE COLUMN with NOT NULL", _TABLE,
+              f"spark.sql('ALTER TABLE ' + {_T} + ' CHANGE COLUMN v v STRING NOT NULL')",
+              "_LEGACY_ERROR_TEMP_0034", None, _PE),
+    ErrorCase("CHANGE COLUMN of a nested field with NOT NULL", _TABLE
+              + f"spark.sql('ALTER TABLE ' + {_T} + ' ADD COLUMNS (s STRUCT<x: INT>)')\n",
+              f"spark.sql('ALTER TABLE ' + {_T} + ' CHANGE COLUMN s.x x INT NOT NULL')",
+              "_LEGACY_ERROR_TEMP_0034", None, _PE),
 )
 
 #: The concurrency case on delta-spark (its own Scala API, through py4j): a transaction reads the
