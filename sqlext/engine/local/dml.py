@@ -6,6 +6,9 @@ handed to Spark as local relations (:mod:`.relation`) holding only what Spark mu
 the columns the condition reads, of every row, to find the matching rows; for UPDATE then the
 matching rows, every column, for the new values (as delta-spark too evaluates the SET on
 matching rows only). The other rows never leave Arrow; they are written back in their order.
+An UPDATE of at most :data:`ONE_RELATION_ROWS` candidate rows hands Spark one relation of every
+row instead, the condition and the SET evaluated together (the SET only where the condition
+holds).
 Spark evaluates the statement's own condition and SET columns, built by
 :mod:`sqlext.engine.dml` exactly as for the Spark path
 (:func:`~sqlext.engine.dml.rewrite.updating`, the table's constraints with
@@ -56,6 +59,10 @@ from sqlext.log.table import DeltaLog
 MATCHED = "__sqlext_local_matched"
 #: the row position column of a relation that carries none of the table's columns
 POSITION = "__sqlext_local_row"
+#: candidate rows up to which an UPDATE hands Spark one relation of every row (condition and
+#: SET evaluated together; a second relation and its analysis cost more than they save there);
+#: above it, the condition's columns of every row, then the matching rows
+ONE_RELATION_ROWS = 2_000
 
 
 def _ms_since(started: float) -> int:
@@ -208,21 +215,45 @@ def delete_rows(spark: SparkSession, log: DeltaLog, snapshot: Snapshot,
     return result
 
 
+def _evaluated_update(snapshot: Snapshot, staged: DataFrame, assignments: dict[str, Column],
+                      regenerate: tuple | None) -> pa.Table | None:
+    """``staged``'s rows (its :data:`MATCHED` column marking the ones to update) after the
+    statement's SET, regenerated columns and the table's constraints, as
+    :func:`~sqlext.engine.dml.rewrite.updating` builds them for the Spark path, with the flag
+    column; None: Spark cannot evaluate it without a job."""
+    output = updating(staged, F.col(MATCHED), assignments, False, regenerate)
+    schema = spark_schema(snapshot.metadata.schema_string)
+    return collect_arrow(enforce(output, table_constraints(schema, snapshot.configuration)))
+
+
 def _updated(spark: SparkSession, snapshot: Snapshot, rows: Candidates, at: np.ndarray,
              assignments: dict[str, Column], alias: str | None,
              regenerate: tuple | None) -> pa.Table | None:
     """The new values of the rows at indexes ``at`` (all the table's columns, in Spark's
-    Arrow types), evaluated by Spark over those rows alone: the statement's SET, regenerated
-    columns and the table's constraints, as :func:`~sqlext.engine.dml.rewrite.updating`
-    builds them for the Spark path. The flag column marking them is data (all true), not a
-    literal, so Spark analyses and types the output as over the whole file. None: Spark
-    cannot evaluate it without a job."""
+    Arrow types), evaluated by Spark over those rows alone. The flag column marking them is
+    data (all true), not a literal, so Spark analyses and types the output as over the whole
+    file. None: Spark cannot evaluate it without a job."""
     flags = [(MATCHED, pa.array(np.ones(len(at), bool)), T.BooleanType())]
     staged = rows.frame(spark, alias, extra=flags, take=at)
-    output = updating(staged, F.col(MATCHED), assignments, False, regenerate)
-    schema = spark_schema(snapshot.metadata.schema_string)
-    new = collect_arrow(enforce(output, table_constraints(schema, snapshot.configuration)))
+    new = _evaluated_update(snapshot, staged, assignments, regenerate)
     return None if new is None else new.drop_columns([MATCHED])
+
+
+def _updated_in_one_relation(spark: SparkSession, snapshot: Snapshot, rows: Candidates,
+                             condition: Column, assignments: dict[str, Column],
+                             alias: str | None, regenerate: tuple | None
+                             ) -> tuple[np.ndarray, pa.Table] | None:
+    """(which rows match, their new values) with the condition and the SET evaluated over one
+    relation of every row: for a few rows one relation costs less than two. None: Spark
+    cannot evaluate it without a job."""
+    frame = rows.frame(spark, alias)
+    staged = frame.select("*", condition.eqNullSafe(F.lit(True)).alias(MATCHED))
+    out = _evaluated_update(snapshot, staged.alias(alias) if alias else staged, assignments,
+                            regenerate)
+    if out is None:
+        return None
+    matched = true_mask(out.column(MATCHED))
+    return matched, out.filter(pa.array(matched)).drop_columns([MATCHED])
 
 
 def _in_place(rows: pa.Table, at: np.ndarray, new: pa.Table) -> pa.Table:
@@ -243,20 +274,28 @@ def update_rows(spark: SparkSession, log: DeltaLog, snapshot: Snapshot,
     statement is not for the driver path (see the module). ``condition`` None: every row of
     the candidates matches; ``references``: the lowercased names of the columns it reads (None:
     all). Spark sees the condition's columns of every row, then the matching rows whole; the
-    other rows stay Arrow here."""
+    other rows stay Arrow here (a few rows: one relation of every row)."""
     if not supported(spark, log, snapshot, candidates):
         return None
     started = time.monotonic()
     rows = Candidates(log, snapshot, candidates)
-    matched = (np.ones(rows.rows.num_rows, bool) if condition is None
-               else _matching(spark, rows, condition, alias, references))
-    if matched is None:
-        return None
-    at = np.flatnonzero(matched)
-    new = _updated(spark, snapshot, rows, at, assignments, alias, regenerate) if len(at) \
-        else rows.rows.slice(0, 0)
-    if new is None:
-        return None
+    if condition is not None and rows.rows.num_rows <= ONE_RELATION_ROWS:
+        found = _updated_in_one_relation(spark, snapshot, rows, condition, assignments, alias,
+                                         regenerate)
+        if found is None:
+            return None
+        matched, new = found
+        at = np.flatnonzero(matched)
+    else:
+        matched = (np.ones(rows.rows.num_rows, bool) if condition is None
+                   else _matching(spark, rows, condition, alias, references))
+        if matched is None:
+            return None
+        at = np.flatnonzero(matched)
+        new = _updated(spark, snapshot, rows, at, assignments, alias, regenerate) if len(at) \
+            else rows.rows.slice(0, 0)
+        if new is None:
+            return None
     scan_ms = _ms_since(started)
     copied = rows.copied(matched)
     if _writes_an_empty_file(snapshot, matched, copied + len(at), write_change_data):

@@ -13,6 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import sqlext
+from sqlext.engine.local import dml as local_dml
 from sqlext.engine.local import policy
 from sqlext.engine.local.dml import Candidates
 from sqlext.errors import SqlextError
@@ -73,14 +74,29 @@ CASES = {
 }
 
 
+#: each case, and each UPDATE also with two relations (``ONE_RELATION_ROWS`` 0: the
+#: condition's columns of every row, then the matching rows) besides one of every row
+RUNS = [(case, relations) for case in CASES
+        for relations in (("one", "two") if case.startswith("update") else ("one",))]
+
+
+@pytest.fixture(params=["one", "two"])
+def relations(request, monkeypatch):
+    """How many relations a driver-path UPDATE of these few rows hands Spark."""
+    if request.param == "two":
+        monkeypatch.setattr(local_dml, "ONE_RELATION_ROWS", 0)
+    return request.param
+
+
 @pytest.mark.parametrize("cdf", [False, True], ids=["cdf off", "cdf on"])
 @pytest.mark.parametrize("partitioned", [False, True], ids=["flat", "partitioned"])
-@pytest.mark.parametrize("case", list(CASES))
-def test_both_paths_agree(spark, tmp_path, case, partitioned, cdf):
+@pytest.mark.parametrize("case, relations", RUNS, ids=[f"{c} ({r})" for c, r in RUNS],
+                         indirect=["relations"])
+def test_both_paths_agree(spark, tmp_path, case, relations, partitioned, cdf):
     _run_both(spark, tmp_path, CASES[case], partitioned, cdf)
 
 
-def test_generated_column_and_check_constraint_follow_the_update(spark, tmp_path):
+def test_generated_column_and_check_constraint_follow_the_update(spark, tmp_path, relations):
     paths = _run_both(spark, tmp_path, "UPDATE delta.`{path}` SET v = v * 2 WHERE p = 1 AND id > 3",
                       extra=", g BIGINT GENERATED ALWAYS AS (v + 1)")
     rows = read_deltalake(paths["force"]).to_pylist()
@@ -91,7 +107,8 @@ def test_generated_column_and_check_constraint_follow_the_update(spark, tmp_path
     ("UPDATE delta.`{path}` SET v = CAST(s AS BIGINT) WHERE id = 4", "CAST_INVALID_INPUT"),
     ("UPDATE delta.`{path}` SET v = -1 WHERE id = 4", "positive"),
 ])
-def test_errors_are_the_same_and_nothing_is_committed(spark, tmp_path, statement, error):
+def test_errors_are_the_same_and_nothing_is_committed(spark, tmp_path, statement, error,
+                                                     relations):
     messages = {}
     for mode in ("force", "off"):
         path = tmp_path / mode
@@ -149,9 +166,11 @@ def test_spark_is_handed_the_condition_columns_then_the_matching_rows(spark, tmp
     assert [r.id for r in picked.collect()] == [rows.rows.column("id")[i].as_py() for i in (4, 0)]
 
 
-def test_an_update_writes_the_rows_back_in_their_order(spark, tmp_path):
+def test_an_update_writes_the_rows_back_in_their_order(spark, tmp_path, relations):
     """Unchanged rows stay Arrow on the driver and updated ones come back from Spark: the
-    rewritten file holds them in the file's own order, as the Spark path writes it."""
+    rewritten file holds them in the file's own order, as the Spark path writes it; with one
+    relation of every row (a few rows) and with two (the condition's columns, then the
+    matching rows)."""
     path = tmp_path / "t"
     order = list(range(40))
     random.Random(7).shuffle(order)
