@@ -53,7 +53,9 @@ def same_type(a: T.DataType, b: T.DataType) -> bool:
     return _strip(a) == _strip(b)
 
 
-def _can_upcast(source: T.DataType, target: T.DataType) -> bool:
+def can_upcast(source: T.DataType, target: T.DataType) -> bool:
+    """Whether every value of ``source`` converts to ``target`` without loss of range (Spark's
+    ``Cast.canUpCast`` for atomic types: a wider integral, floating or decimal type)."""
     if isinstance(source, T.NullType):
         return True
     if isinstance(source, T.DecimalType) and isinstance(target, T.DecimalType):
@@ -184,7 +186,7 @@ def _merge_struct(table: T.StructType, data: T.StructType, merge: bool, where: s
             if sub_changed:
                 fields[i] = T.StructField(tf.name, merged, tf.nullable, tf.metadata)
                 changed = True
-        elif not same_type(tf.dataType, f.dataType) and not _can_upcast(f.dataType, tf.dataType):
+        elif not same_type(tf.dataType, f.dataType) and not can_upcast(f.dataType, tf.dataType):
             widened = widened_field(tf, f.dataType) if widen else None
             if widened is not None and merge:
                 fields[i], changed = widened, True

@@ -1,5 +1,5 @@
 """Store assignments that widen (int into bigint, a decimal into a wider one, float into double)
-are plain casts under ANSI (``never_fails``): the values written are the same, and a narrowing
+are plain casts under ANSI (``can_upcast``): the values written are the same, and a narrowing
 assignment still fails on a value its column cannot hold."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 from pyspark.sql import types as T
 
 import sqlext
-from sqlext.engine.dml.assignments import never_fails
+from sqlext.engine.schemas import can_upcast
 
 
 @pytest.mark.parametrize("source, target, expected", [
@@ -29,7 +29,7 @@ from sqlext.engine.dml.assignments import never_fails
     (T.StringType(), T.LongType(), False),
 ])
 def test_never_fails(source, target, expected):
-    assert never_fails(source, target) is expected
+    assert can_upcast(source, target) is expected
 
 
 def test_widening_values_are_written_exactly(spark, tmp_path):

@@ -29,7 +29,7 @@ from sqlext.engine.session import is_connect
 from sqlext.engine.pyspark_errors import spark_fields
 from sqlext.engine.constraints import constraint_error
 from sqlext.engine.dml.constant_casts import check_constant
-from sqlext.engine.schemas import quoted_column, same_type
+from sqlext.engine.schemas import can_upcast, quoted_column, same_type
 from sqlext.errors import AnalysisException, SqlextError, UnsupportedOperationError
 
 
@@ -181,7 +181,8 @@ def _cast(c: _Caster, value: Column, source: T.DataType, target: T.DataType, nam
                                                   name))
     if not c.allowed(source, target):
         c.refuse(source, target, name)
-    if c.policy == "STRICT" or (c.policy == "ANSI" and never_fails(source, target)):
+    # under ANSI a widening cannot fail: a plain cast, fewer expressions to build through py4j
+    if c.policy == "STRICT" or (c.policy == "ANSI" and can_upcast(source, target)):
         return value.cast(target)
     converted = value.try_cast(target)
     if c.policy == "LEGACY":
@@ -190,26 +191,6 @@ def _cast(c: _Caster, value: Column, source: T.DataType, target: T.DataType, nam
         f"{c.where}: a value of {c.shown!r} does not fit column {name!r} of type "
         f"{target.simpleString()} (the ANSI cast fails): ", value.cast("string"))
     ).otherwise(converted)
-
-
-#: integral types, narrower first, with the decimal digits each needs
-_INTEGRAL_DIGITS = {T.ByteType: 3, T.ShortType: 5, T.IntegerType: 10, T.LongType: 20}
-
-
-def never_fails(source: T.DataType, target: T.DataType) -> bool:
-    """Whether every value of ``source`` converts to ``target`` (a widening: a wider integral
-    or decimal type, float to double): the ANSI store assignment's check of the converted value
-    is then a plain cast (fewer expressions to build through py4j, the same result)."""
-    digits = _INTEGRAL_DIGITS.get(type(source))
-    if digits is not None:
-        wider = _INTEGRAL_DIGITS.get(type(target))
-        if wider is not None:
-            return wider >= digits
-        return isinstance(target, T.DecimalType) and target.precision - target.scale >= digits
-    if isinstance(source, T.DecimalType) and isinstance(target, T.DecimalType):
-        return (target.scale >= source.scale
-                and target.precision - target.scale >= source.precision - source.scale)
-    return isinstance(source, T.FloatType) and isinstance(target, T.DoubleType)
 
 
 def _struct_by_name(c: _Caster, value: Column, source: T.StructType, target: T.StructType,
