@@ -23,6 +23,7 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 if str(REPO_ROOT) not in sys.path:  # `import sqlext` and `import tests.support` from anywhere
     sys.path.insert(0, str(REPO_ROOT))
 
+from tests.support import execution_paths  # noqa: E402
 from tests.support.fixtures import copy_fixture  # noqa: E402
 from tests.support.spark import build_session  # noqa: E402
 
@@ -35,6 +36,18 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if Path(str(item.fspath)).parent.name in SLOW_SUITES:
             item.add_marker(pytest.mark.slow)
+
+
+def pytest_generate_tests(metafunc):
+    """A module marked ``pytestmark = pytest.mark.execution_paths("auto", "off")`` runs each of its
+    Spark tests once per ``spark.sqlext.execution.local`` setting named
+    (:mod:`tests.support.execution_paths`)."""
+    marker = metafunc.definition.get_closest_marker("execution_paths")
+    if marker is not None:
+        execution_paths.parametrize(metafunc, marker.args)
+
+
+execution_mode = execution_paths.execution_mode   # the fixture, autouse: the setting of a marked test
 
 
 @pytest.fixture(scope="session")

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from tests.support import execution_paths
 
-execution_mode = execution_paths.execution_mode   # the fixture, autouse
-
 
 def pytest_generate_tests(metafunc):
     execution_paths.parametrize(metafunc, ("auto", "force", "off"))

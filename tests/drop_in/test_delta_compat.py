@@ -23,6 +23,8 @@ from sqlext.drop_in import installed, uninstall
 from sqlext.engine.dml.delete import delete
 from sqlext.log.table import DeltaLog
 
+pytestmark = pytest.mark.execution_paths("auto", "off")   # issue 30: driver path and Spark's
+
 REPO = Path(__file__).resolve().parents[2]
 
 # delta-spark 4.4's public names (its delta/__init__.py, delta/exceptions/__init__.py __all__)

@@ -17,6 +17,8 @@ from sqlext.errors import (SqlextError, TableAlreadyExistsError, TableNotFoundEr
 from tests.support import assert_same_rows, read_deltalake
 from tests.support.table_checks import latest_version
 
+pytestmark = pytest.mark.execution_paths("auto", "off")   # issue 30: driver path and Spark's
+
 DDL = "id int, s string, p string"
 ROWS = [(1, "a1", "a"), (2, "b1", "b"), (3, "c1", "c"), (4, "a2", "a")]
 

@@ -11,6 +11,8 @@ import sqlext
 from sqlext.errors import SqlextError
 from sqlext.tables import DeltaTable
 
+pytestmark = pytest.mark.execution_paths("auto", "off")   # issue 30: driver path and Spark's
+
 AUTO_MERGE = "spark.databricks.delta.schema.autoMerge.enabled"
 
 

@@ -13,6 +13,8 @@ from sqlext.errors import (CorruptLogError, InvariantViolationError, SchemaMisma
 from tests.support.table_checks import table_state
 from tests.support import assert_same_rows, read_deltalake
 
+pytestmark = pytest.mark.execution_paths("auto", "off")   # issue 30: driver path and Spark's
+
 ROWS_DDL = "id int, s string, p string"
 
 

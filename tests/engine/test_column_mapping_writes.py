@@ -26,6 +26,8 @@ from tests.support import assert_same_rows, read_deltalake, read_duckdb
 from tests.support.histories import append_merging_schema, run_steps
 from tests.support.spark import spark_conf
 
+pytestmark = pytest.mark.execution_paths("auto", "off")   # issue 30: driver path and Spark's
+
 ROWS = ("SELECT id, concat('v', id) AS v, named_struct('a', CAST(id AS INT), 'b', concat('b', id)) "
         "AS s, concat('p', id % 3) AS part FROM range({0}, {1})")
 

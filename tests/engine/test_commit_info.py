@@ -16,6 +16,8 @@ from sqlext.engine.commit import commit_metadata_scope
 from tests.support.table_checks import commit_info, latest_version
 from tests.support.spark import spark_conf
 
+pytestmark = pytest.mark.execution_paths("auto", "off")   # issue 30: driver path and Spark's
+
 USER_METADATA_CONF = "spark.databricks.delta.commitInfo.userMetadata"
 REPO_ROOT = Path(__file__).resolve().parents[2]
 

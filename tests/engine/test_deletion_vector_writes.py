@@ -24,6 +24,8 @@ from tests.support import (assert_same_rows, deltalake_cdf, duckdb_query, duckdb
 from tests.support.spark import spark_conf
 from tests.support.table_checks import table_state
 
+pytestmark = pytest.mark.execution_paths("auto", "off")   # issue 30: driver path and Spark's
+
 ROWS = 1000
 
 

@@ -17,6 +17,8 @@ from tests.support.empty_commit_cases import (CASES, CASES_BY_NAME, base_stateme
                                                empty_frame_schema, write_arguments)
 from tests.support.spark import spark_conf
 
+pytestmark = pytest.mark.execution_paths("auto", "off")   # issue 30: driver path and Spark's
+
 SKIP_CONF = "spark.databricks.delta.skipRecordingEmptyCommits"
 
 

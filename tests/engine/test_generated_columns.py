@@ -13,6 +13,8 @@ import sqlext
 from sqlext.errors import AnalysisException, GeneratedColumnMismatchError, SqlextError
 from sqlext.log.table import DeltaLog
 
+pytestmark = pytest.mark.execution_paths("auto", "off")   # issue 30: driver path and Spark's
+
 
 def _create(spark, path, extra: str = "") -> None:
     sqlext.sql(spark, f"CREATE TABLE delta.`{path}` (a INT, b INT GENERATED ALWAYS AS "

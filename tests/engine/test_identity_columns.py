@@ -14,6 +14,8 @@ import sqlext.engine.write as write_module
 from sqlext.errors import IdentityColumnError, MetadataChangedException, SqlextError
 from sqlext.log.table import DeltaLog
 
+pytestmark = pytest.mark.execution_paths("auto", "off")   # issue 30: driver path and Spark's
+
 
 def _mark(path) -> int | None:
     fields = json.loads(DeltaLog(str(path)).snapshot().metadata.schema_string)["fields"]

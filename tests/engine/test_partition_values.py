@@ -14,6 +14,8 @@ import sqlext
 from tests.support.table_checks import actions_of, arrow, assert_readers_agree
 from tests.support import assert_same_rows
 
+pytestmark = pytest.mark.execution_paths("auto", "off")   # issue 30: driver path and Spark's
+
 UTC = dt.timezone.utc
 
 STRINGS = [None, "", "a/b", "k=v", "100%", "50%25", "with space", " lead and trail ",

@@ -6,6 +6,7 @@ non-overlapping ids and records the mark, and DuckDB and delta-rs read the table
 from __future__ import annotations
 
 import pyarrow.parquet as pq
+import pytest
 
 import sqlext
 from sqlext.log import row_tracking
@@ -13,6 +14,8 @@ from sqlext.log.table import DeltaLog
 from tests.support import assert_same_rows, read_deltalake, read_duckdb
 from tests.support.kernel_tables import clear_caches
 from tests.support.spark import spark_conf
+
+pytestmark = pytest.mark.execution_paths("auto", "off")   # issue 30: driver path and Spark's
 
 
 def _ranges(path) -> list[tuple[int, int]]:

@@ -15,6 +15,8 @@ from sqlext.errors import AnalysisException
 from sqlext.log import type_widening
 from sqlext.log.table import DeltaLog
 
+pytestmark = pytest.mark.execution_paths("auto", "off")   # issue 30: driver path and Spark's
+
 
 @pytest.mark.parametrize("old, new, supported", [
     ("byte", "short", True), ("short", "long", True), ("integer", "double", True),

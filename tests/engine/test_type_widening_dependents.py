@@ -14,6 +14,8 @@ import sqlext
 from sqlext.errors import AnalysisException
 from sqlext.log.widening_dependents import changed_types, dependents, refuse_dependent_changes
 
+pytestmark = pytest.mark.execution_paths("auto", "off")   # issue 30: driver path and Spark's
+
 SCHEMA = {"type": "struct", "fields": [
     {"name": "id", "type": "integer", "nullable": True, "metadata": {}},
     {"name": "s", "type": {"type": "struct", "fields": [

@@ -16,6 +16,8 @@ from tests.support.table_checks import (actions_of, arrow, assert_readers_agree,
 from tests.support import (assert_same_rows, deltalake_add_paths, deltalake_cdf, duckdb_query,
                            duckdb_table, read_deltalake)
 
+pytestmark = pytest.mark.execution_paths("auto", "off")   # issue 30: driver path and Spark's
+
 COLS = ["id", "s", "p"]
 BASE = [(1, "a1", "a"), (2, "b1", "b"), (3, "c1", "c"), (4, "a2", "a")]
 

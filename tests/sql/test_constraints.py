@@ -22,6 +22,8 @@ from sqlext.log.actions import Protocol
 from sqlext.log.protocol import protocol_for_new_table, upgrade_for_features
 from sqlext.log.table import DeltaLog
 
+pytestmark = pytest.mark.execution_paths("auto", "off")   # issue 30: driver path and Spark's
+
 
 def _location(spark, name: str) -> str:
     return Catalog(spark).resolve(name).location

@@ -10,6 +10,8 @@ import pyarrow as pa
 import sqlext
 from sqlext.log.transaction import Transaction
 
+pytestmark = pytest.mark.execution_paths("auto", "off")   # issue 30: driver path and Spark's
+
 
 @pytest.fixture
 def commit_after_each(monkeypatch, table_path):

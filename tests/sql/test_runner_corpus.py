@@ -17,11 +17,13 @@ import pytest
 import sqlext
 import sqlext.errors
 from sqlext.catalog import Catalog
+from sqlext.engine.local.policy import MODE_CONF
 from sqlext.log.table import DeltaLog
 from tests.sql.corpus import Case, all_cases, commit_time_of, load, scenario_files, substitute
 from tests.support.compare import assert_same_rows, rows, to_arrow
 from tests.support.readers import read_deltalake
 
+pytestmark = pytest.mark.execution_paths("auto", "off")   # issue 30: driver path and Spark's
 
 
 def test_corpus_size_and_coverage():
@@ -41,15 +43,19 @@ def test_corpus_size_and_coverage():
 
 
 @pytest.mark.parametrize("path", scenario_files(), ids=lambda p: p.stem)
-def test_corpus(spark, tmp_path, path):
+def test_corpus(spark, tmp_path, path, execution_mode):
     cases = load(path)
     import duckdb
 
     con = duckdb.connect()
     con.execute("SET TimeZone = 'UTC'")
-    # a session of its own: temporary views, settings and the current schema stay in it
+    # a session of its own: temporary views, settings and the current schema stay in it; it
+    # starts from the static settings, so the execution path is set on it too
     session = spark.newSession()
-    schema = f"corpus_{path.stem}"
+    if execution_mode is not None:
+        session.conf.set(MODE_CONF, execution_mode)
+    schema = f"corpus_{path.stem}"   # the scenario names it; the run on another path finds it
+    sqlext.sql(session, f"DROP SCHEMA IF EXISTS {schema} CASCADE")
     Catalog(session).create_schema(schema)
     session.catalog.setCurrentDatabase(schema)
     commit_time = commit_time_of(session)

@@ -1,8 +1,9 @@
 """Run a test directory's tests on more than one of a statement's execution paths (issue 30,
 "same meaning, proven"): a directory's ``conftest.py`` calls :func:`parametrize` from its
-``pytest_generate_tests`` and imports :func:`execution_mode`, and each test that uses the Spark
-session then runs once per ``spark.sqlext.execution.local`` setting given, with ids ``[auto]``,
-``[force]``, ``[off]``. ``SQLEXT_TEST_EXECUTION`` (:mod:`tests.support.spark`), when set, pins
+``pytest_generate_tests``, or a module is marked ``pytest.mark.execution_paths("auto", "off")``
+(``tests/conftest.py``, which also makes :func:`execution_mode` the suite's autouse fixture), and
+each test that uses the Spark session then runs once per ``spark.sqlext.execution.local`` setting
+given, with ids ``[auto]``, ``[force]``, ``[off]``. ``SQLEXT_TEST_EXECUTION`` (:mod:`tests.support.spark`), when set, pins
 the whole run to one path instead.
 """
 
