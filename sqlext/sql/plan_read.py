@@ -60,6 +60,7 @@ class Binding:
     timestamp: exp.Expression | None = None
     changes: change_reads.ChangeRead | None = None
     prune: exp.Expression | None = None     # skips files that cannot hold rows the query keeps
+    scan: bool = False      # the statement asks which file a row is in: read by Spark's scan
 
     def snapshot(self, spark: SparkSession) -> tuple[DeltaLog, Snapshot]:
         """The log and the snapshot this (table, not change feed) read reads."""
@@ -82,7 +83,7 @@ class Binding:
                 f.name.lower() for f in snapshot.schema}:
             files = Pruner(self.prune, snapshot.schema, snapshot.partition_columns,
                            ColumnMapping.of(snapshot.metadata)).prune(snapshot.files)
-        return table_frame(spark, log, snapshot, files)
+        return table_frame(spark, log, snapshot, files, on_driver=not self.scan)
 
 
 @dataclass
@@ -398,7 +399,27 @@ def plan_reads(resolver: Resolver, stmt: exp.Expression,
         copies = list(copy.find_all(exp.Table))
         skip = frozenset(id(c) for o, c in zip(originals, copies) if id(o) in skip)
     rewriter.rewrite(copy, skip)
+    if _asks_for_files(stmt):
+        for binding in rewriter.bindings:
+            binding.scan = True
     return ReadPlan(copy, rewriter.bindings)
+
+
+_FILE_FUNCTIONS = frozenset({"input_file_name", "input_file_block_start",
+                             "input_file_block_length"})
+
+
+def _asks_for_files(stmt: exp.Expression) -> bool:
+    """Whether ``stmt`` asks which file its rows come from (``input_file_name()`` and its
+    kin, or the ``_metadata`` column): a local relation of the rows has no files to name."""
+    for node in stmt.find_all(exp.Func, exp.Column):
+        if isinstance(node, exp.Column):
+            if "_metadata" in (node.name.lower(), node.text("table").lower()):
+                return True
+        elif node.sql_name().lower() in _FILE_FUNCTIONS or (
+                isinstance(node, exp.Anonymous) and node.name.lower() in _FILE_FUNCTIONS):
+            return True
+    return False
 
 
 def plan_generic(resolver: Resolver, stmt: exp.Expression,

@@ -1,21 +1,23 @@
 """Reads of a few small files without a Spark job (issue 30): table reads (time travel too) and
 change feed reads.
 
-When the session forces the driver path, the logical rows of the files a read selects (after
-pruning) are read on the driver (:mod:`sqlext.log.file_reader`:
-partition values, column mapping, deletion vectors, widened types) and handed to Spark as a
-local relation (:func:`~sqlext.engine.local.relation.frame_from_arrow`) instead of a parquet
+On the driver path the logical rows of the files a read selects (after pruning) are read on
+the driver (:mod:`sqlext.log.file_reader`: partition values, column mapping, deletion vectors,
+widened types) and handed to Spark as a local relation (:func:`~sqlext.engine.local.relation.frame_from_arrow`) instead of a parquet
 scan. Spark's optimizer folds filters and projections over it, so collecting a small
 ``SELECT ... FROM t VERSION AS OF n WHERE ...`` runs no job. The files are read when the
 DataFrame is built: the scan reads the same snapshot's files, so the rows are the same (unless
 the files are vacuumed between building the DataFrame and running it: then this frame still
 has the rows, where the scan would fail).
 
-Taken only with ``spark.sqlext.execution.local=force`` (see :func:`_on_driver` for why not under
-``auto``). Not for this path (the caller scans as before): Spark Connect sessions (the client may not see
-the files), tables with variant columns, reads of no file, and change feeds reading parts of a
-file (a deletion vector that grew). Like the scan (whose file-name join hides it), the frames
-offer no ``_metadata`` column.
+Taken under ``auto`` when the files hold at most ``localMaxBytes``, and always under ``force``
+(:mod:`sqlext.engine.local.policy`). The relation is handed to Spark below an ``OFFSET 0``
+(:func:`_as_scan`), so a query over it means what it means over the scan. Not for this path
+(the caller scans as before): Spark Connect sessions (the client may not see the files), files
+whose size the log does not give, tables with variant columns, reads of no file, change feeds
+reading parts of a file (a deletion vector that grew), and SQL statements that ask for a row's
+file (``input_file_name()``, ``_metadata``: :mod:`sqlext.sql.plan_read`). Like the scan (whose
+file-name join hides it), the frames offer no ``_metadata`` column.
 """
 
 from __future__ import annotations
@@ -54,22 +56,35 @@ def read_schema(schema: T.StructType) -> T.StructType:
 
 
 def _on_driver(spark: SparkSession, metadata: Metadata, files: list, where: str) -> bool:
-    """Whether reading ``files`` takes the driver path: only when the session
-    asks for it (``force``). A query over a local relation is not always what the same query
-    over a scan means: Spark's optimizer filters a local relation before it folds constants, so
-    ``SELECT CAST('x' AS INT) FROM t WHERE <no row>`` returns no row there and fails over a scan
-    (as in delta-spark); ``auto`` therefore keeps reads on the scan."""
+    """Whether reading ``files`` (add or change files) takes the driver path
+    (:func:`sqlext.engine.local.policy.use_driver` of their bytes)."""
     if is_connect(spark) or not files or '"variant"' in (metadata.schema_string or ""):
         return False
-    return policy.mode(spark, where) == "force"
+    sizes = [f.size for f in files]
+    if None in sizes:           # a remove action need not give its size
+        return policy.mode(spark, where) == "force"
+    return policy.use_driver(spark, sum(sizes), where)
+
+
+def _as_scan(frame: DataFrame) -> DataFrame:
+    """``frame`` (a local relation) below an ``OFFSET 0``, which Spark's optimizer removes only
+    among its operator optimizations. Directly over a local relation, Spark evaluates a query's
+    filters and projections on its rows before anything else (``ConvertToLocalRelation``, the
+    optimizer's first batches), so ``SELECT CAST('x' AS INT) FROM t WHERE <no row>`` returned no
+    row where the scan (and delta-spark) fails when folding the constant, and a filter above a
+    subquery's failing projection ran after it instead of being pushed below it. Below the
+    offset, constants are folded and filters pushed first, as over the scan; the relation is
+    still evaluated without a job (the optimizer's last local-relation batch)."""
+    return frame.offset(0)
 
 
 def table_frame(spark: SparkSession, log: DeltaLog, snapshot: Snapshot,
-                files: list[AddFile] | None = None) -> DataFrame:
+                files: list[AddFile] | None = None, on_driver: bool = True) -> DataFrame:
     """The rows of ``files`` (default: the snapshot's) as :func:`~sqlext.engine.io.scan.scan`
-    gives them: a local relation when they are small (see the module), else the scan."""
+    gives them: a local relation when they are small (see the module) and ``on_driver``, else
+    the scan."""
     files = snapshot.files if files is None else files
-    local = local_table_frame(spark, log, snapshot, files)
+    local = local_table_frame(spark, log, snapshot, files) if on_driver else None
     return local if local is not None else scan(spark, log, snapshot, files)
 
 
@@ -84,7 +99,7 @@ def local_table_frame(spark: SparkSession, log: DeltaLog, snapshot: Snapshot,
     parts = [read_logical(log.location, f, snapshot.metadata, version=snapshot.version,
                           table=log.name, deletion_vectors=dvs) for f in files]
     schema = read_schema(spark_schema(snapshot.metadata.schema_string))
-    return frame_from_arrow(spark, pa.concat_tables(parts), schema)
+    return _as_scan(frame_from_arrow(spark, pa.concat_tables(parts), schema))
 
 
 def local_change_frame(spark: SparkSession, log: DeltaLog, plan: ChangePlan,
@@ -101,7 +116,7 @@ def local_change_frame(spark: SparkSession, log: DeltaLog, plan: ChangePlan,
     layouts = _Layouts(plan.metadata)
     parts = [_change_rows(log, f, layouts.of(f), dvs) for f in plan.files]
     result = read_schema(T.StructType(schema.fields + change_fields))
-    return frame_from_arrow(spark, pa.concat_tables(parts), result)
+    return _as_scan(frame_from_arrow(spark, pa.concat_tables(parts), result))
 
 
 class _Layouts:

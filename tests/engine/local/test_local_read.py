@@ -2,7 +2,8 @@
 the Spark scan: the same rows and schema at every version with ``spark.sqlext.execution.local``
 ``force`` and ``off`` (partitioned, column-mapped, deletion-vector, widened-type tables, change
 feeds of inserts, updates and deletes); a small time-travel SELECT, a small change feed and
-DESCRIBE HISTORY run no Spark job; a read over ``localMaxBytes`` scans."""
+DESCRIBE HISTORY run no Spark job, with the scan's meaning; a read over ``localMaxBytes``
+scans."""
 
 from __future__ import annotations
 
@@ -136,24 +137,36 @@ def test_history_and_detail_match_create_data_frame(spark, tmp_path):
         assert local.num_rows > 0
 
 
-def test_auto_reads_on_the_scan_with_spark_s_meaning(spark, tmp_path):
-    """Under ``auto`` a table read stays the scan: Spark folds a constant that cannot be cast
-    and fails, also when no row passes the filter (over a local relation the filter would run
-    first and the query return no row); DESCRIBE HISTORY still runs no job."""
+@pytest.mark.parametrize("mode", ["auto", "force", "off"])
+def test_reads_keep_spark_s_meaning_on_every_path(spark, tmp_path, mode):
+    """A small table read runs no job under ``auto`` and ``force`` and means what the scan
+    means: Spark folds a constant that cannot be cast (or divides by zero) and fails also when
+    no row passes the filter, and pushes a filter below a subquery's projection that would fail
+    on other rows (directly over a local relation Spark filters and projects before either:
+    the first returned no row, the second failed; sqlext.engine.local.read._as_scan)."""
     path = tmp_path / "t"
     name = _build(spark, path, "plain")
-    with spark_conf(spark, {policy.MODE_CONF: "auto"}):
+    with spark_conf(spark, {policy.MODE_CONF: mode}):
         rows, jobs = jobs_run(spark, lambda: sqlext.sql(
             spark, f"SELECT id FROM {name} VERSION AS OF 2").collect())
         assert len(rows) == 14
-        assert jobs >= 1
+        assert (jobs == 0) if mode != "off" else (jobs >= 1)
         with pytest.raises(Exception, match="CAST_INVALID_INPUT"):
             sqlext.sql(spark, f"SELECT CAST('x' AS INT) AS c FROM {name} WHERE id % 1000 = 999").collect()
+        with pytest.raises(Exception, match="DIVIDE_BY_ZERO"):
+            sqlext.sql(spark, f"SELECT 1 / 0 AS c FROM {name} WHERE id % 1000 = 999").collect()
+        rows = sqlext.sql(spark, f"SELECT * FROM (SELECT CAST(s AS INT) AS c, id FROM {name}) "
+                                 "WHERE id = 4").collect()
+        assert [(r.c, r.id) for r in rows] == [(1, 4)]      # s is 'x' or 'big' on other rows
+        rows = sqlext.sql(spark, f"SELECT input_file_name() AS f FROM {name}").collect()
+        assert rows and all(r.f.endswith(".parquet") for r in rows)   # such a statement scans
         rows, jobs = jobs_run(spark, lambda: sqlext.sql(spark, f"DESCRIBE HISTORY {name}").collect())
         assert rows and jobs == 0
-    with spark_conf(spark, {policy.MODE_CONF: "force"}):
-        rows = sqlext.sql(spark, f"SELECT CAST('x' AS INT) AS c FROM {name} WHERE id % 1000 = 999").collect()
-        assert rows == []       # the difference that keeps reads off the driver under auto
+    if mode == "auto":
+        with spark_conf(spark, {policy.MODE_CONF: mode, policy.MAX_BYTES_CONF: "1"}):
+            rows, jobs = jobs_run(spark, lambda: sqlext.sql(
+                spark, f"SELECT id FROM {name} VERSION AS OF 2").collect())
+            assert len(rows) == 14 and jobs >= 1      # over localMaxBytes: the scan
 
 
 def test_a_dataframe_of_the_api_stays_the_file_scan(spark, tmp_path):
