@@ -74,7 +74,8 @@ class WritePlan:
 
     table_schema: T.StructType          # the schema the table has after the write
     schema_changed: bool
-    columns: list                       # Column expressions producing the table's columns
+    columns: list | None                # Column expressions producing the table's columns
+                                        # (None: the data's columns already are, in order)
 
 
 def widened_field(field: T.StructField, data_type: T.DataType) -> T.StructField | None:
@@ -223,7 +224,7 @@ def _merge_struct(table: T.StructType, data: T.StructType, merge: bool, where: s
 def _aligned(expr, source: T.DataType | None, target: T.DataType):
     """``expr`` (of type ``source``; None = absent) shaped as ``target``."""
     if source is None:
-        return F.lit(None).cast(target)
+        return cast(F.lit(None), target)
     if isinstance(target, T.StructType) and isinstance(source, T.StructType):
         src = {f.name.lower(): f for f in source.fields}
         parts = []
@@ -235,7 +236,7 @@ def _aligned(expr, source: T.DataType | None, target: T.DataType):
         return F.when(expr.isNull(), F.lit(None).cast(target)).otherwise(aligned)
     if same_type(source, target):
         return expr
-    return expr.cast(target)
+    return cast(expr, target)
 
 
 def written_metadata(metadata: dict | None) -> dict:
@@ -254,6 +255,37 @@ def quote_identifier(name: str) -> str:
 def quoted_column(name: str):
     """``F.col`` for a column name taken literally (dots, backquotes and all)."""
     return F.col(quote_identifier(name))
+
+
+#: atomic types whose ``simpleString`` is SQL text Spark parses back to the same type
+_SQL_NAMED = (T.BooleanType, T.ByteType, T.ShortType, T.IntegerType, T.LongType, T.FloatType,
+              T.DoubleType, T.DecimalType, T.DateType, T.TimestampType, T.TimestampNTZType,
+              T.BinaryType)
+
+
+def sql_type(data_type: T.DataType) -> str | None:
+    """``data_type`` as Spark SQL type text (``bigint``, ``decimal(10,2)``...), or None for a
+    type this does not render (nested, collated, char/varchar, intervals...). A cast to the text
+    is one py4j call where a cast to the ``DataType`` takes several."""
+    if type(data_type) in _SQL_NAMED or data_type == T.StringType():
+        return data_type.simpleString()
+    return None
+
+
+def cast(column, data_type: T.DataType):
+    """``column.cast(data_type)``, the same Spark expression, built with fewer py4j calls for
+    the types :func:`sql_type` renders."""
+    return column.cast(sql_type(data_type) or data_type)
+
+
+def _already_aligned(data: T.StructType, table: T.StructType) -> bool:
+    """Whether ``data``'s columns are the table's, in order, by their exact names and of types
+    :func:`_aligned` leaves as they are: its projection would change nothing (and costs
+    py4j round trips and an analysis per statement)."""
+    return len(data.fields) == len(table.fields) and all(
+        d.name == t.name and same_type(d.dataType, t.dataType)
+        and not isinstance(t.dataType, T.StructType)
+        for d, t in zip(data.fields, table.fields))
 
 
 def plan_write(df: DataFrame, table_schema: T.StructType | None, merge_schema: bool,
@@ -279,6 +311,8 @@ def plan_write(df: DataFrame, table_schema: T.StructType | None, merge_schema: b
                                         .alias(f.name) for f, t in zip(df.schema.fields, schema)])
     merged, changed = _merge_struct(table_schema, df.schema, merge_schema, "", table_name,
                                     widen_types)
+    if _already_aligned(df.schema, merged):
+        return WritePlan(merged, changed, None)
     source = {f.name.lower(): f for f in df.schema.fields}
     columns = []
     for f in merged.fields:

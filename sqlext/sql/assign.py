@@ -16,7 +16,7 @@ from pyspark.sql import types as T
 
 from sqlext.engine import connect_plans
 from sqlext.engine.generated import computed_columns
-from sqlext.engine.schemas import same_type
+from sqlext.engine.schemas import cast, quoted_column, same_type
 from sqlext.engine.session import is_connect
 from sqlext.errors import AnalysisException
 
@@ -56,7 +56,13 @@ def assign(spark: SparkSession, source: DataFrame, schema: T.StructType, targets
         raise AnalysisException(
             f"cannot write to table {table}: the data has {len(source.columns)} column(s) but "
             f"{len(targets)} are expected ({', '.join(targets)})", table=table)
-    positional = source.toDF(*[f"_c{i}" for i in range(len(source.columns))])
+    names = source.columns
+    if len({n.lower() for n in names}) == len(names):
+        # each column named unambiguously: referenced by its name, without a renaming step
+        frame, refs = source, [quoted_column(n) for n in names]
+    else:
+        frame = source.toDF(*[f"_c{i}" for i in range(len(names))])
+        refs = [F.col(f"_c{i}") for i in range(len(names))]
     values: dict[str, Column] = {}
     for i, (src, name) in enumerate(zip(source.schema.fields, targets)):
         field = fields[name.lower()]
@@ -67,15 +73,15 @@ def assign(spark: SparkSession, source: DataFrame, schema: T.StructType, targets
                 f"(spark.sql.storeAssignmentPolicy="
                 f"{spark.conf.get('spark.sql.storeAssignmentPolicy', 'ANSI')}); cast it "
                 "explicitly", table=table)
-        values[field.name.lower()] = F.col(f"_c{i}") if same_type(
-            src.dataType, field.dataType) else F.col(f"_c{i}").cast(field.dataType)
+        values[field.name.lower()] = refs[i] if same_type(
+            src.dataType, field.dataType) else cast(refs[i], field.dataType)
     for name, value in constants.items():
-        values[name.lower()] = value.cast(fields[name.lower()].dataType)
+        values[name.lower()] = cast(value, fields[name.lower()].dataType)
     # generated and identity columns not given stay out: the write computes them
     computed = {n.lower() for n in computed_columns(schema)}
     # a NULL is built only for a column not given (each Column costs py4j round trips)
     columns = [(values[f.name.lower()] if f.name.lower() in values
-                else F.lit(None).cast(f.dataType)).alias(f.name)
+                else cast(F.lit(None), f.dataType)).alias(f.name)
                for f in schema.fields
                if f.name.lower() in values or f.name.lower() not in computed]
-    return positional.select(*columns)
+    return frame.select(*columns)

@@ -100,20 +100,24 @@ def deleting(rows: DataFrame, matches: Column, with_changes: bool) -> DataFrame:
 
 
 def updating(rows: DataFrame, matches: Column, assignments: dict[str, Column],
-             with_changes: bool, regenerate: tuple | None = None) -> DataFrame:
+             with_changes: bool, regenerate: tuple | None = None,
+             flag: str | None = None) -> DataFrame:
     """The output (see :func:`rewrite_files`) that updates the rows where ``matches`` is true:
     ``assignments`` (column name -> value of the table's type, computed from the old row) replace
     their columns; with changes, each updated row also yields its ``update_preimage`` and
     ``update_postimage`` change rows. Rows that do not match are copied unchanged.
 
     ``regenerate`` (table schema, generated column names) recomputes those generated columns
-    from the updated row (:func:`sqlext.engine.generated.recompute_generated`)."""
+    from the updated row (:func:`sqlext.engine.generated.recompute_generated`).
+
+    ``flag`` (without changes only): the output also has ``matches`` as a column of that name,
+    after the others."""
     names = rows.columns
     matched = "__sqlext_matched"
     new = {name: f"__sqlext_new_{i}" for i, name in enumerate(assignments)}
     # new values are computed in their own projection, once per row: the data row and the
-    # postimage then agree even for non-deterministic values
-    staged = rows.select(*[quoted_column(c) for c in names], matches.alias(matched),
+    # postimage then agree even for non-deterministic values ("*": ``names``, in one Column)
+    staged = rows.select(F.col("*"), matches.alias(matched),
                          *[F.when(matches, v).alias(new[c]) for c, v in assignments.items()])
     if regenerate and regenerate[1]:
         after = [F.when(F.col(matched), F.col(new[c])).otherwise(quoted_column(c)).alias(c)
@@ -125,7 +129,7 @@ def updating(rows: DataFrame, matches: Column, assignments: dict[str, Column],
                                      {g: F.col(matched) for g in regenerate[1]})
         after = [quoted_column(c) for c in names]
         if not with_changes:
-            return staged.select(*after)
+            return staged.select(*after, *([F.col(matched).alias(flag)] if flag else []))
         before = [F.col(old[c]).alias(c) for c in names]
         return _update_images(staged, matched, before, after)
     # the output expressions as SQL text (only quoted column names and fixed literals), parsed
@@ -133,7 +137,8 @@ def updating(rows: DataFrame, matches: Column, assignments: dict[str, Column],
     after = [f"CASE WHEN `{matched}` THEN `{new[c]}` ELSE {quote_identifier(c)} END AS "
              f"{quote_identifier(c)}" if c in new else quote_identifier(c) for c in names]
     if not with_changes:
-        return staged.selectExpr(*after)
+        return staged.selectExpr(*after, *([f"`{matched}` AS {quote_identifier(flag)}"]
+                                           if flag else []))
     before = [f"{quote_identifier(c)} AS {quote_identifier(c)}" for c in names]
     kind = quote_identifier(CHANGE_TYPE)
     data = f"struct({', '.join(after)}, CAST(NULL AS STRING) AS {kind})"

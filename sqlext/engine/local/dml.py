@@ -215,13 +215,15 @@ def delete_rows(spark: SparkSession, log: DeltaLog, snapshot: Snapshot,
     return result
 
 
-def _evaluated_update(snapshot: Snapshot, staged: DataFrame, assignments: dict[str, Column],
-                      regenerate: tuple | None) -> pa.Table | None:
-    """``staged``'s rows (its :data:`MATCHED` column marking the ones to update) after the
-    statement's SET, regenerated columns and the table's constraints, as
-    :func:`~sqlext.engine.dml.rewrite.updating` builds them for the Spark path, with the flag
-    column; None: Spark cannot evaluate it without a job."""
-    output = updating(staged, F.col(MATCHED), assignments, False, regenerate)
+def _evaluated_update(snapshot: Snapshot, staged: DataFrame, matches: Column,
+                      assignments: dict[str, Column], regenerate: tuple | None,
+                      flag: str | None = None) -> pa.Table | None:
+    """``staged``'s rows (those where ``matches`` is true updated) after the statement's SET,
+    regenerated columns and the table's constraints, as
+    :func:`~sqlext.engine.dml.rewrite.updating` builds them for the Spark path (with ``flag``:
+    ``matches`` as a column of that name, after the others); None: Spark cannot evaluate it
+    without a job."""
+    output = updating(staged, matches, assignments, False, regenerate, flag=flag)
     schema = spark_schema(snapshot.metadata.schema_string)
     return collect_arrow(enforce(output, table_constraints(schema, snapshot.configuration)))
 
@@ -235,7 +237,7 @@ def _updated(spark: SparkSession, snapshot: Snapshot, rows: Candidates, at: np.n
     file. None: Spark cannot evaluate it without a job."""
     flags = [(MATCHED, pa.array(np.ones(len(at), bool)), T.BooleanType())]
     staged = rows.frame(spark, alias, extra=flags, take=at)
-    new = _evaluated_update(snapshot, staged, assignments, regenerate)
+    new = _evaluated_update(snapshot, staged, F.col(MATCHED), assignments, regenerate)
     return None if new is None else new.drop_columns([MATCHED])
 
 
@@ -246,10 +248,9 @@ def _updated_in_one_relation(spark: SparkSession, snapshot: Snapshot, rows: Cand
     """(which rows match, their new values) with the condition and the SET evaluated over one
     relation of every row: for a few rows one relation costs less than two. None: Spark
     cannot evaluate it without a job."""
-    frame = rows.frame(spark, alias)
-    staged = frame.select("*", condition.eqNullSafe(F.lit(True)).alias(MATCHED))
-    out = _evaluated_update(snapshot, staged.alias(alias) if alias else staged, assignments,
-                            regenerate)
+    # the condition is evaluated in the update's projection (no projection of its own)
+    out = _evaluated_update(snapshot, rows.frame(spark, alias), condition.eqNullSafe(True),
+                            assignments, regenerate, flag=MATCHED)
     if out is None:
         return None
     matched = true_mask(out.column(MATCHED))

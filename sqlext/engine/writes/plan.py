@@ -92,7 +92,7 @@ def plan_table_write(spark: SparkSession, df: DataFrame, ref: TableRef,
         raise AnalysisException(f"table {ref.display}: partition column(s) {missing} are not "
                                 f"columns of the data ({list(names.values())})")
     pcols = [names[c.lower()] for c in pcols]
-    data = df.select(*plan.columns)
+    data = df if plan.columns is None else df.select(*plan.columns)
     supplied = {f.name.lower() for f in df.schema.fields}
     if snapshot is not None and not replace_schema:
         refuse_explicit_identity(plan.table_schema, supplied,
