@@ -61,6 +61,7 @@ class Binding:
     changes: change_reads.ChangeRead | None = None
     prune: exp.Expression | None = None     # skips files that cannot hold rows the query keeps
     scan: bool = False      # the statement asks which file a row is in: read by Spark's scan
+    job_free: bool = True   # the statement may run without a job (the driver path pays)
 
     def snapshot(self, spark: SparkSession) -> tuple[DeltaLog, Snapshot]:
         """The log and the snapshot this (table, not change feed) read reads."""
@@ -83,7 +84,8 @@ class Binding:
                 f.name.lower() for f in snapshot.schema}:
             files = Pruner(self.prune, snapshot.schema, snapshot.partition_columns,
                            ColumnMapping.of(snapshot.metadata)).prune(snapshot.files)
-        return table_frame(spark, log, snapshot, files, on_driver=not self.scan)
+        return table_frame(spark, log, snapshot, files, on_driver=not self.scan,
+                           job_free=self.job_free)
 
 
 @dataclass
@@ -399,10 +401,23 @@ def plan_reads(resolver: Resolver, stmt: exp.Expression,
         copies = list(copy.find_all(exp.Table))
         skip = frozenset(id(c) for o, c in zip(originals, copies) if id(o) in skip)
     rewriter.rewrite(copy, skip)
-    if _asks_for_files(stmt):
-        for binding in rewriter.bindings:
-            binding.scan = True
+    scan, job_free = _asks_for_files(stmt), _runs_without_job(stmt)
+    for binding in rewriter.bindings:
+        binding.scan, binding.job_free = scan, job_free
     return ReadPlan(copy, rewriter.bindings)
+
+
+def _runs_without_job(stmt: exp.Expression) -> bool:
+    """Whether ``stmt`` can run without a Spark job over a local relation of its table's rows:
+    one SELECT of one table with projections, filters and a LIMIT only. Anything else
+    (aggregates, joins, sorts, windows, set operations, subqueries) runs a job over the rows
+    either way, and then Spark's scan of the files costs less than reading them on the driver
+    (``bench/local_reads.py``)."""
+    if not isinstance(stmt, exp.Select) or any(stmt.args.get(key) for key in (
+            "joins", "group", "having", "order", "distinct", "laterals", "qualify", "with")):
+        return False
+    return stmt.find(exp.AggFunc, exp.Window, exp.Subquery, exp.Union) is None and \
+        not any(select is not stmt for select in stmt.find_all(exp.Select))
 
 
 _FILE_FUNCTIONS = frozenset({"input_file_name", "input_file_block_start",

@@ -10,7 +10,9 @@ DataFrame is built: the scan reads the same snapshot's files, so the rows are th
 the files are vacuumed between building the DataFrame and running it: then this frame still
 has the rows, where the scan would fail).
 
-Taken under ``auto`` when the files hold at most ``localMaxBytes``, and always under ``force``
+Taken under ``auto`` when the files hold at most ``localReadMaxBytes`` (256 KB: above that the
+scan is cheaper) and a SQL query over them can run without a job (one table, projections,
+filters, LIMIT: :mod:`sqlext.sql.plan_read`), and always under ``force``
 (:mod:`sqlext.engine.local.policy`). The relation is handed to Spark below an ``OFFSET 0``
 (:func:`_as_scan`), so a query over it means what it means over the scan. Not for this path
 (the caller scans as before): Spark Connect sessions (the client may not see the files), files
@@ -55,15 +57,19 @@ def read_schema(schema: T.StructType) -> T.StructType:
     return T.StructType.fromJson(json.loads(text))
 
 
-def _on_driver(spark: SparkSession, metadata: Metadata, files: list, where: str) -> bool:
+def _on_driver(spark: SparkSession, metadata: Metadata, files: list, where: str,
+               job_free: bool = True) -> bool:
     """Whether reading ``files`` (add or change files) takes the driver path
-    (:func:`sqlext.engine.local.policy.use_driver` of their bytes)."""
+    (:func:`sqlext.engine.local.policy.use_driver` of their bytes); a query that runs a job
+    over the rows anyway (not ``job_free``) takes it only under ``force``."""
     if is_connect(spark) or not files or '"variant"' in (metadata.schema_string or ""):
         return False
+    if not job_free:
+        return policy.mode(spark, where) == "force"
     sizes = [f.size for f in files]
     if None in sizes:           # a remove action need not give its size
         return policy.mode(spark, where) == "force"
-    return policy.use_driver(spark, sum(sizes), where)
+    return policy.use_driver(spark, sum(sizes), where, query=True)
 
 
 def _as_scan(frame: DataFrame) -> DataFrame:
@@ -79,21 +85,23 @@ def _as_scan(frame: DataFrame) -> DataFrame:
 
 
 def table_frame(spark: SparkSession, log: DeltaLog, snapshot: Snapshot,
-                files: list[AddFile] | None = None, on_driver: bool = True) -> DataFrame:
+                files: list[AddFile] | None = None, on_driver: bool = True,
+                job_free: bool = True) -> DataFrame:
     """The rows of ``files`` (default: the snapshot's) as :func:`~sqlext.engine.io.scan.scan`
     gives them: a local relation when they are small (see the module) and ``on_driver``, else
-    the scan."""
+    the scan. ``job_free``: the query over them may run without a Spark job (else the driver
+    path is taken only under ``force``)."""
     files = snapshot.files if files is None else files
-    local = local_table_frame(spark, log, snapshot, files) if on_driver else None
+    local = local_table_frame(spark, log, snapshot, files, job_free) if on_driver else None
     return local if local is not None else scan(spark, log, snapshot, files)
 
 
 def local_table_frame(spark: SparkSession, log: DeltaLog, snapshot: Snapshot,
-                      files: list[AddFile]) -> DataFrame | None:
+                      files: list[AddFile], job_free: bool = True) -> DataFrame | None:
     """The rows of ``files`` as a local relation, or None when the read is not for the driver
-    path (see the module)."""
+    path (see the module and :func:`table_frame`)."""
     where = f"table {log.name}, version {snapshot.version}"
-    if not _on_driver(spark, snapshot.metadata, files, where):
+    if not _on_driver(spark, snapshot.metadata, files, where, job_free):
         return None
     dvs = DeletionVectorReader.of(log)
     parts = [read_logical(log.location, f, snapshot.metadata, version=snapshot.version,

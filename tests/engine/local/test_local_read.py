@@ -2,7 +2,7 @@
 the Spark scan: the same rows and schema at every version with ``spark.sqlext.execution.local``
 ``force`` and ``off`` (partitioned, column-mapped, deletion-vector, widened-type tables, change
 feeds of inserts, updates and deletes); a small time-travel SELECT, a small change feed and
-DESCRIBE HISTORY run no Spark job, with the scan's meaning; a read over ``localMaxBytes``
+DESCRIBE HISTORY run no Spark job, with the scan's meaning; a read over ``localReadMaxBytes``
 scans."""
 
 from __future__ import annotations
@@ -163,10 +163,10 @@ def test_reads_keep_spark_s_meaning_on_every_path(spark, tmp_path, mode):
         rows, jobs = jobs_run(spark, lambda: sqlext.sql(spark, f"DESCRIBE HISTORY {name}").collect())
         assert rows and jobs == 0
     if mode == "auto":
-        with spark_conf(spark, {policy.MODE_CONF: mode, policy.MAX_BYTES_CONF: "1"}):
+        with spark_conf(spark, {policy.MODE_CONF: mode, policy.READ_MAX_BYTES_CONF: "1"}):
             rows, jobs = jobs_run(spark, lambda: sqlext.sql(
                 spark, f"SELECT id FROM {name} VERSION AS OF 2").collect())
-            assert len(rows) == 14 and jobs >= 1      # over localMaxBytes: the scan
+            assert len(rows) == 14 and jobs >= 1      # over localReadMaxBytes: the scan
 
 
 def test_a_dataframe_of_the_api_stays_the_file_scan(spark, tmp_path):
@@ -179,3 +179,26 @@ def test_a_dataframe_of_the_api_stays_the_file_scan(spark, tmp_path):
         assert files and all(f.endswith(".parquet") for f in files)
         assert sqlext.DeltaTable.forPath(spark, str(path)).toDF().inputFiles()
         assert sqlext.sql(spark, f"SELECT * FROM delta.`{path}` VERSION AS OF 2").inputFiles() == []
+
+
+@pytest.mark.parametrize("mode", ["auto", "force"])
+def test_auto_reads_on_the_driver_only_what_runs_without_a_job(spark, tmp_path, mode):
+    """Under ``auto`` a query that runs a Spark job over the rows anyway (an aggregate, a join,
+    a sort, a subquery) reads by the scan, which costs less than the driver path there
+    (bench/local_reads.py); a projection with a filter and a LIMIT reads on the driver.
+    ``force`` reads every one on the driver. The rows are the same."""
+    path = tmp_path / "t"
+    name = _build(spark, path, "plain")
+    simple = f"SELECT id, v FROM {name} WHERE id > 3 LIMIT 5"
+    needing_jobs = [f"SELECT count(*) AS n FROM {name}",
+                    f"SELECT a.id FROM {name} a JOIN {name} b ON a.id = b.id + 1 ORDER BY a.id",
+                    f"SELECT id FROM {name} ORDER BY id",
+                    f"SELECT * FROM {name} WHERE id IN (SELECT id FROM {name} WHERE id < 3)"]
+    with spark_conf(spark, {policy.MODE_CONF: mode}):
+        assert sqlext.sql(spark, simple).inputFiles() == []
+        for query in needing_jobs:
+            df = sqlext.sql(spark, query)
+            assert (df.inputFiles() != []) == (mode == "auto"), query
+            local_rows = sorted(map(tuple, df.collect()))
+            with spark_conf(spark, {policy.MODE_CONF: "off"}):
+                assert local_rows == sorted(map(tuple, sqlext.sql(spark, query).collect()))

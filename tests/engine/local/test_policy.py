@@ -23,6 +23,22 @@ def test_default_limit_is_16_mb(spark):
         assert not policy.use_driver(spark, 16 * 1024 * 1024 + 1)
 
 
+def test_a_query_s_reads_have_their_own_smaller_limit(spark):
+    """A query only hands the rows to Spark, whose scan of more than a few hundred KB is cheaper
+    than the driver path; a DML statement keeps ``localMaxBytes``."""
+    with spark_conf(spark, {policy.MODE_CONF: "auto"}):
+        spark.conf.unset(policy.MAX_BYTES_CONF)
+        spark.conf.unset(policy.READ_MAX_BYTES_CONF)
+        assert policy.use_driver(spark, 256 * 1024, query=True)
+        assert not policy.use_driver(spark, 256 * 1024 + 1, query=True)
+        assert policy.use_driver(spark, 256 * 1024 + 1)
+    with spark_conf(spark, {policy.MODE_CONF: "auto", policy.READ_MAX_BYTES_CONF: "2mb"}):
+        assert policy.use_driver(spark, 2 * 1024 * 1024, query=True)
+        assert not policy.use_driver(spark, 2 * 1024 * 1024 + 1, query=True)
+    with spark_conf(spark, {policy.MODE_CONF: "force", policy.READ_MAX_BYTES_CONF: "0"}):
+        assert policy.use_driver(spark, 10 ** 9, query=True)
+
+
 def test_force_and_off_ignore_the_size(spark):
     with spark_conf(spark, {policy.MODE_CONF: " FORCE ", policy.MAX_BYTES_CONF: "0"}):
         assert policy.use_driver(spark, 10 ** 12)
