@@ -11,6 +11,7 @@ feed on, the same change rows.
 
 from __future__ import annotations
 
+import json
 import uuid
 
 from hypothesis import HealthCheck, given, settings
@@ -70,6 +71,19 @@ def _sql(table: str, statement: tuple, next_id: int) -> str:
     return f"INSERT INTO {table} VALUES {_values(body, next_id)}"
 
 
+def _by_action(summary: dict) -> dict:
+    """``summary`` with its file actions as row totals per kind of action and partition, and
+    without the counts of files written (which rows share a file, and so how many files a
+    partitioned rewrite writes, aside)."""
+    totals: dict[tuple, int] = {}
+    for kind, partition, data_change, stats, *_ in summary["files"]:
+        key = (kind, partition, data_change)
+        totals[key] = totals.get(key, 0) + (json.loads(stats) or {}).get("numRecords", 0)
+    metrics = {k: v for k, v in summary["metrics"].items()
+               if k not in ("numAddedFiles", "numAddedChangeFiles")}
+    return {**summary, "metrics": metrics, "files": sorted(totals.items())}
+
+
 def _outcome(spark, mode: str, text: str):
     with spark_conf(spark, {policy.MODE_CONF: mode}):
         try:
@@ -99,6 +113,10 @@ def test_driver_and_spark_paths_agree(spark, tmp_path_factory, chunks, partition
         for chunk in chunks:       # one INSERT per chunk, on Spark's path: the same files
             _outcome(spark, "off", f"INSERT INTO delta.`{path}` VALUES {_values(chunk, next_id)}")
             next_id += len(chunk)
+    # once an INSERT has written a file on the driver path the two tables hold the same rows in
+    # files of other bytes (pyarrow's writer, not parquet-mr), and Spark groups small files into
+    # rewrite tasks by size: a later rewrite may put other rows together in its files
+    same_files = True
     for statement in statements:
         texts = {mode: _sql(f"delta.`{path}`", statement, next_id) for mode, path in paths.items()}
         outcomes = {mode: _outcome(spark, mode, text) for mode, text in texts.items()}
@@ -110,8 +128,11 @@ def test_driver_and_spark_paths_agree(spark, tmp_path_factory, chunks, partition
         assert version == latest_version(remote), texts["force"]
         assert_same_rows(read_deltalake(local), read_deltalake(remote), sort_by=["id"])
         if version > len(chunks):       # the statement committed
-            assert commit_summary(local, version) == commit_summary(remote, version), \
-                texts["force"]
+            summaries = [commit_summary(p, version) for p in (local, remote)]
+            if not same_files:
+                summaries = [_by_action(summary) for summary in summaries]
+            assert summaries[0] == summaries[1], texts["force"]
+            same_files = same_files and statement[0] != "INSERT"
             if cdf:
                 assert_same_rows(changes_of(local, version), changes_of(remote, version),
                                  sort_by=["id", "_change_type"])
