@@ -3,8 +3,8 @@ change feed reads.
 
 On the driver path the logical rows of the files a read selects (after pruning) are read on
 the driver (:mod:`sqlext.log.file_reader`: partition values, column mapping, deletion vectors,
-widened types) and handed to Spark as a local relation (:func:`~sqlext.engine.local.relation.frame_from_arrow`) instead of a parquet
-scan. Spark's optimizer folds filters and projections over it, so collecting a small
+widened types) and handed to Spark as a local relation
+(:func:`~sqlext.engine.local.relation.frame_from_arrow`) instead of a parquet scan. Spark's optimizer folds filters and projections over it, so collecting a small
 ``SELECT ... FROM t VERSION AS OF n WHERE ...`` runs no job. The files are read when the
 DataFrame is built: the scan reads the same snapshot's files, so the rows are the same (unless
 the files are vacuumed between building the DataFrame and running it: then this frame still
@@ -64,10 +64,8 @@ def _on_driver(spark: SparkSession, metadata: Metadata, files: list, where: str,
     over the rows anyway (not ``job_free``) takes it only under ``force``."""
     if is_connect(spark) or not files or '"variant"' in (metadata.schema_string or ""):
         return False
-    if not job_free:
-        return policy.mode(spark, where) == "force"
     sizes = [f.size for f in files]
-    if None in sizes:           # a remove action need not give its size
+    if not job_free or None in sizes:       # (a remove action need not give its size)
         return policy.mode(spark, where) == "force"
     return policy.use_driver(spark, sum(sizes), where, query=True)
 
